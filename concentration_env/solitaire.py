@@ -1,0 +1,198 @@
+"""Gymnasium adapter for solitaire Concentration."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from concentration_env import core
+from concentration_env.render import render_ansi
+from concentration_env.rules import Rules, resolve_rules
+from concentration_env.spaces import board_space, parse_action
+
+OBSERVATION_MODES = ("memory", "visible")
+MAX_EPISODE_STEPS = 10_000
+
+
+def check_observation_mode(mode: str) -> bool:
+    """Validate an observation mode; True for perfect-memory observations."""
+    if mode not in OBSERVATION_MODES:
+        raise ValueError(f"invalid observation_mode={mode!r}; allowed: 'memory' | 'visible'")
+    return mode == "memory"
+
+
+class ConcentrationEnv(gym.Env):
+    """Solitaire Concentration: clear a face-down layout in as few unsuccessful pairs as possible.
+
+    ## Description
+    A deck is shuffled and dealt face down into a grid. A turn is two flips: turn one card
+    face up, then another. If the two form a pair under the matching rule they are captured
+    and leave the table; otherwise both are shown and then turned face down again. The game
+    ends when every card is captured (or, with chips, when the last chip is paid). Any rule
+    variant of :class:`concentration_env.Rules` can be played: matching rules (rank and
+    colour, any suit, zebra, identical), one or two packs, jokers, picture decks, short
+    decks, explicit layouts, checkerboard backs and chips.
+
+    ## Action Space
+    ``Discrete(num_cards)``: flip the card at position ``i`` (row-major over the layout
+    ``env.unwrapped.rules.shape``). One step is one flip, so a turn is two steps: the second
+    choice can depend on the first card.
+
+    ## Observation Space
+    A ``Dict`` of flat arrays of length ``num_cards``:
+
+    - ``cards`` (``MultiDiscrete(num_faces + 1)``, int16): 0 if the face is unknown, else
+      face id + 1 (face ids index ``env.unwrapped.faces``). With ``observation_mode="memory"``
+      every card ever seen that is still on the table is shown (perfect memory: the game is
+      one of strategy). With ``"visible"`` only cards face up now are shown (a POMDP: the
+      agent must remember). Captured cards are public in both modes.
+    - ``face_up`` (``MultiBinary``): cards face up on the table now. After a missed pair the
+      two cards stay face up in the observation of that second flip and turn face down at
+      the next flip (their positions are legal for that flip).
+    - ``removed`` (``MultiBinary``): captured cards.
+    - ``action_mask`` (``MultiBinary``, int8): legal flips.
+    - ``back`` (``MultiBinary``, only with ``backs="checkerboard"``): which back design each
+      card has; public information.
+
+    ## Rewards
+    0 for a flip that does not end a turn or that captures a pair, -1 for each unsuccessful
+    pair (the classic solitaire score: the number of misses), and -1 for an illegal flip
+    under ``illegal_action="end_turn"`` (it counts as an unsuccessful pair). The episode
+    return is minus the number of unsuccessful pairs.
+
+    ## Starting State
+    A fresh shuffle of the deck, every card face down. The same seed deals the same layout.
+
+    ## Episode End
+    ``terminated`` when every card is captured (``info["won"]`` is True), or when
+    ``max_mismatches`` chips have all been paid (``info["won"]`` is False). Registered ids
+    are truncated after 10,000 flips: random legal play on the default 52-card deck takes
+    about 1,350 flips on average and on the 104-card two-pack deck about 5,400.
+
+    ## Information
+    ``info`` holds ``action_mask`` (int8), ``mismatches``, ``pairs`` (captured), ``turns``
+    (completed turns), and after a flip that ends a turn ``matched``; at the end ``won``.
+    ``env.action_masks()`` returns the legal flips as booleans (for sb3-contrib's
+    ``MaskablePPO``).
+
+    ## Arguments
+    ``gym.make("Concentration-v0", rules=None, observation_mode="memory", render_mode=None,
+    **rule_fields)``
+
+    - ``rules``: a :class:`Rules`, a preset name from ``configs/rules/`` (``"standard"``,
+      ``"two_decks"``, ...) or ``None`` for the defaults; keyword rule fields
+      (``matching="zebra"``, ``jokers=True``, ...) are applied on top.
+    - ``observation_mode``: ``"memory"`` or ``"visible"``.
+    - ``render_mode``: ``None`` or ``"ansi"`` (a text grid: ``##`` face down, card names face
+      up, blanks captured).
+
+    ## Registered Configurations
+    ``Concentration-v0`` (the standard game) and one id per preset,
+    ``Concentration-<Preset>-v0`` (for example ``Concentration-TwoDecks-v0``).
+
+    ## Version History
+    - v0: initial release.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(
+        self,
+        rules: Rules | str | None = None,
+        observation_mode: str = "memory",
+        render_mode: str | None = None,
+        **rule_fields: Any,
+    ):
+        self.rules = resolve_rules(rules, **rule_fields)
+        if self.rules.num_players != 1:
+            raise ValueError(
+                f"invalid rules: num_players={self.rules.num_players}; allowed: 1 for the solitaire env "
+                "(use concentration_env.concentration_v0 for two or more players)"
+            )
+        self._memory = check_observation_mode(observation_mode)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"invalid render_mode={render_mode!r}; allowed: {self.metadata['render_modes']}")
+        self.observation_mode = observation_mode
+        self.render_mode = render_mode
+        self.game = core.compile_rules(self.rules)
+        self.observation_space = board_space(self.game)
+        self.action_space = gym.spaces.Discrete(self.game.num_cards)
+        self._state: core.State | None = None
+
+    # -- the public face of the game -------------------------------------------------
+    @property
+    def faces(self):
+        """Face id -> Card, for decoding ``cards`` observations."""
+        return self.game.faces
+
+    @property
+    def layout(self) -> tuple:
+        """The dealt cards in position order (a god view for tests and debugging)."""
+        self._require_reset()
+        return tuple(self.game.faces[f] for f in self._state.faces[0])
+
+    def action_masks(self) -> np.ndarray:
+        """Legal flips as booleans (the method sb3-contrib's MaskablePPO calls)."""
+        self._require_reset()
+        return core.legal_mask(self._state)[0]
+
+    # -- Gymnasium API ---------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        faces = core.deal(self.game, self.np_random)
+        self._state = core.new_state(self.game, faces[None])
+        return self._observation(), self._info()
+
+    def step(self, action):
+        self._require_reset()
+        if self._state.done[0]:
+            raise RuntimeError("the episode is over; call reset() before step()")
+        position = parse_action(action, self.game.num_cards)
+        outcome = core.step(self.game, self._state, np.array([position]))
+        reward = -float(outcome.missed[0])
+        info = self._info()
+        if outcome.second[0] or not outcome.legal[0]:
+            info["matched"] = bool(outcome.matched[0])
+        terminated = bool(self._state.done[0])
+        if terminated:
+            info["won"] = bool(core.cleared(self._state)[0])
+        return self._observation(), reward, terminated, False, info
+
+    def render(self):
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi'")
+            return None
+        self._require_reset()
+        state = self._state
+        header = (
+            f"turn {int(state.turns[0]) + 1}  pairs {int(state.removed[0].sum()) // 2}/{self.rules.num_pairs}"
+            f"  misses {int(state.mismatches[0])}"
+            + (f"/{self.rules.max_mismatches}" if self.rules.max_mismatches else "")
+        )
+        return render_ansi(
+            self.rules.shape,
+            self.layout,
+            core.face_up(state)[0],
+            state.removed[0],
+            self.game.backs if self.game.checkerboard else None,
+            header,
+        )
+
+    # -- helpers -------------------------------------------------------------------------
+    def _require_reset(self) -> None:
+        if self._state is None:
+            raise RuntimeError("call reset() before using the env")
+
+    def _observation(self) -> dict[str, np.ndarray]:
+        return {key: value[0] for key, value in core.observe(self.game, self._state, self._memory).items()}
+
+    def _info(self) -> dict[str, Any]:
+        state = self._state
+        return {
+            "action_mask": core.legal_mask(state)[0].astype(np.int8),
+            "mismatches": int(state.mismatches[0]),
+            "pairs": int(state.removed[0].sum()) // 2,
+            "turns": int(state.turns[0]),
+        }
