@@ -1,41 +1,38 @@
-"""The README's main job: play a few seeded games of solitaire Concentration and report."""
+"""The README's main job: train a short solitaire run, then benchmark it next to the committed
+models and every baseline on the same seeded deals, and print the table."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
-import gymnasium as gym
-import numpy as np
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-import concentration_env  # noqa: F401  (registers the ids)
+from concentration_env.training import load_config, train  # noqa: E402
+from concentration_env.training.benchmark import load_benchmark_config, run_benchmark  # noqa: E402
 
-
-def play(env_id: str, games: int, seed: int) -> list[dict]:
-    env = gym.make(env_id)
-    rng = np.random.default_rng(seed)
-    results = []
-    for game in range(games):
-        obs, info = env.reset(seed=seed + game)
-        done = False
-        while not done:
-            action = rng.choice(np.flatnonzero(obs["action_mask"]))
-            obs, reward, terminated, truncated, info = env.step(action)
-            done = terminated or truncated
-        results.append(info)
-    return results
+TRAIN_CONFIG = ROOT / "configs/train/solitaire_ppo.yaml"
+BENCHMARK_CONFIG = ROOT / "configs/benchmark/headline.yaml"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--env", default="Concentration-v0")
-    parser.add_argument("--games", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--timesteps", type=int, default=20_000, help="length of the short training run")
+    parser.add_argument("--games", type=int, default=500, help="games per benchmark row")
     args = parser.parse_args()
-    results = play(args.env, args.games, args.seed)
-    print(f"{args.env}: {args.games} games of random legal play")
-    for game, info in enumerate(results):
-        print(f"  game {game}: {info['turns']} turns, {info['mismatches']} unsuccessful pairs, won={info.get('won')}")
-    print(f"mean turns: {np.mean([r['turns'] for r in results]):.1f}")
+    print(f"1/2 training {TRAIN_CONFIG.name} for {args.timesteps} steps (the committed model had the full run)")
+    config = load_config(TRAIN_CONFIG, [f"total_timesteps={args.timesteps}", f"eval_freq={args.timesteps // 2}",
+                                        "eval_episodes=20", f"checkpoint_freq={args.timesteps}"])
+    run_dir = train(config, "main-solitaire")
+    print(f"   run folder: {run_dir}")
+    print(f"2/2 benchmarking ({args.games} games per row)")
+    bench = load_benchmark_config(BENCHMARK_CONFIG, {"games": args.games, "output": str(run_dir / "benchmark")})
+    bench["solitaire"][0]["models"] = [*bench["solitaire"][0]["models"], str(run_dir)]
+    text, output = run_benchmark(bench)
+    print(text)
+    print(f"tables and charts: {output}")
 
 
 if __name__ == "__main__":

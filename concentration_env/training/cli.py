@@ -1,0 +1,40 @@
+"""Command lines: ``concentration-train`` (``scripts/train.py``) and ``concentration-benchmark``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def train_main(argv: list[str] | None = None) -> int:
+    """Train from a config file; prints the run folder."""
+    parser = argparse.ArgumentParser(
+        prog="concentration-train",
+        description="Train an agent from a YAML config; writes runs/<config>-<timestamp>/.",
+    )
+    parser.add_argument("--config", required=True, help="a YAML file under configs/train/")
+    parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE",
+                        help="override config keys, e.g. --set total_timesteps=2e6 seed=3")
+    parser.add_argument("--run-dir", help="write here instead of runs/<config>-<timestamp>/")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    args = parser.parse_args(argv)
+    from concentration_env.training.config import load_config
+
+    try:
+        config = load_config(args.config, args.set)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    from concentration_env.training.run import train
+
+    run_dir = train(config, Path(args.config).stem, args.run_dir, progress_bar=not args.no_progress)
+    print(f"run folder: {run_dir}")
+    return 0
+
+
+def benchmark_main(argv: list[str] | None = None) -> int:
+    """Benchmark saved models and baselines from a config file."""
+    from concentration_env.training.benchmark import main
+
+    return main(argv)

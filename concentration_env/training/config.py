@@ -1,0 +1,227 @@
+"""Training configs: a flat YAML mapping, validated in full when it is loaded.
+
+Every key is listed in :data:`KEYS` with its default and what it accepts; an unknown key or
+a bad value raises one ``ValueError`` that names the file and the key. ``--set key=value``
+overrides (``hyperparameters.learning_rate=1e-4`` reaches into a mapping) are applied before
+validation, so they are checked the same way. No torch here: loading a config is cheap.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from concentration_env.rules import Rules, load_yaml_mapping, resolve_rules
+from concentration_env.solitaire import OBSERVATION_MODES
+
+ALGOS = ("maskable_ppo", "ppo", "dqn", "recurrent_ppo")
+MASKED_ALGOS = ("maskable_ppo", "recurrent_ppo")  # the others flip blind; illegal flips follow illegal_action
+FEATURES = ("raw", "card_features")
+NETWORKS = ("mlp", "per_card")
+VEC_ENVS = ("dummy", "subproc", "native")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One training run. See ``configs/train/*.yaml`` for commented examples.
+
+    - ``algo``: ``maskable_ppo`` (default; sb3-contrib, masks from ``action_masks()``),
+      ``ppo`` or ``dqn`` (SB3, unmasked: illegal flips follow the rules' ``illegal_action``),
+      or ``recurrent_ppo`` (this package's compact recurrent PPO for ``visible`` mode).
+    - ``rules``: a preset name or a mapping of rule fields (optionally with ``preset``).
+    - ``observation_mode``: ``memory`` or ``visible``.
+    - ``features``: ``raw`` observation, or ``card_features`` (``concentration_env.wrappers``).
+    - ``network``: ``mlp`` (SB3's default policy) or ``per_card`` (shared per-card scorer;
+      needs ``card_features``).
+    - ``num_envs``, ``vec_env`` (``dummy``, ``subproc`` or ``native``: the batched
+      ``concentration_env.sb3`` VecEnv), ``total_timesteps``, ``seed``.
+    - ``policy_kwargs``, ``hyperparameters``: passed to the learner (names are checked).
+    - ``opponents``: baseline policy names (``baselines.make_policy``) for the other seat of
+      a 2-player game (the ``ConcentrationVs-v0`` env); training envs cycle through them and
+      alternate the agent's seat.
+    - ``eval_freq`` (env steps), ``eval_episodes``, ``checkpoint_freq`` (env steps).
+    """
+
+    algo: str = "maskable_ppo"
+    rules: Any = "standard"
+    observation_mode: str = "memory"
+    features: str = "raw"
+    network: str = "mlp"
+    num_envs: int = 8
+    vec_env: str = "dummy"
+    total_timesteps: int = 100_000
+    seed: int = 0
+    policy_kwargs: dict = field(default_factory=dict)
+    hyperparameters: dict = field(default_factory=dict)
+    opponents: tuple = ("greedy",)
+    eval_freq: int = 20_000
+    eval_episodes: int = 100
+    checkpoint_freq: int = 100_000
+
+    @property
+    def resolved_rules(self) -> Rules:
+        """The rule set this config plays."""
+        return rules_from_config(self.rules)
+
+    @property
+    def masked(self) -> bool:
+        """Whether the learner sees the action mask."""
+        return self.algo in MASKED_ALGOS
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data, as written to a run's ``config.yaml``."""
+        data = dataclasses.asdict(self)
+        data["opponents"] = list(self.opponents)
+        return data
+
+
+KEYS = tuple(f.name for f in dataclasses.fields(TrainConfig))
+
+
+def rules_from_config(value: Any) -> Rules:
+    """A config's ``rules`` entry (a preset name or a mapping of fields) as ``Rules``."""
+    if isinstance(value, str):
+        return resolve_rules(value)
+    if isinstance(value, Mapping):
+        fields = dict(value)
+        preset = fields.pop("preset", None)
+        if "layout" in fields and isinstance(fields["layout"], list):
+            fields["layout"] = tuple(fields["layout"])
+        return resolve_rules(preset, **fields)
+    raise ValueError(f"expected a preset name or a mapping of rule fields, got {value!r}")
+
+
+def _choice(value: Any, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"{value!r} is not allowed; allowed: {', '.join(allowed)}")
+    return value
+
+
+def _count(value: Any, minimum: int = 1) -> int:
+    """A whole number >= minimum; floats such as 2e6 are accepted when integral."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{value!r} is not a number; expected a whole number >= {minimum}")
+    if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
+        raise ValueError(f"{value!r} is not a whole number")
+    if value < minimum:
+        raise ValueError(f"{value!r} is below the minimum {minimum}")
+    return int(value)
+
+
+def _mapping(value: Any) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"expected a mapping, got {value!r}")
+    return dict(value)
+
+
+def _opponents(value: Any) -> tuple:
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not names or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"expected a baseline policy name or a non-empty list of them, got {value!r}")
+    return tuple(names)
+
+
+CHECKS = {
+    "algo": lambda v: _choice(v, ALGOS),
+    "rules": lambda v: (rules_from_config(v), v)[1],
+    "observation_mode": lambda v: _choice(v, OBSERVATION_MODES),
+    "features": lambda v: _choice(v, FEATURES),
+    "network": lambda v: _choice(v, NETWORKS),
+    "num_envs": _count,
+    "vec_env": lambda v: _choice(v, VEC_ENVS),
+    "total_timesteps": _count,
+    "seed": lambda v: _count(v, minimum=0),
+    "policy_kwargs": _mapping,
+    "hyperparameters": _mapping,
+    "opponents": _opponents,
+    "eval_freq": _count,
+    "eval_episodes": _count,
+    "checkpoint_freq": _count,
+}
+
+
+def config_from_mapping(data: Mapping[str, Any], source: str = "config") -> TrainConfig:
+    """Validate a mapping of config keys; errors read ``<source>: key 'k': <why>``."""
+    unknown = sorted(set(data) - set(KEYS))
+    if unknown:
+        raise ValueError(f"{source}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(KEYS)}")
+    values = {}
+    for key, value in data.items():
+        try:
+            values[key] = CHECKS[key](value)
+        except ValueError as error:
+            raise ValueError(f"{source}: key {key!r}: {error}") from None
+    config = TrainConfig(**values)
+    _check_combination(config, source)
+    _check_learner_arguments(config, source)
+    return config
+
+
+def _check_combination(config: TrainConfig, source: str) -> None:
+    """Checks that involve more than one key."""
+    if config.network == "per_card" and config.features != "card_features":
+        raise ValueError(f"{source}: key 'network': 'per_card' needs features: card_features")
+    if config.network == "per_card" and config.algo != "maskable_ppo":
+        raise ValueError(f"{source}: key 'network': 'per_card' is implemented for algo: maskable_ppo")
+    if config.algo == "recurrent_ppo" and config.resolved_rules.num_players != 1:
+        raise ValueError(f"{source}: key 'algo': recurrent_ppo trains solitaire (rules with num_players: 1)")
+    if config.vec_env == "native" and config.resolved_rules.num_players != 1:
+        raise ValueError(f"{source}: key 'vec_env': the native vec env is solitaire only; use dummy or subproc")
+    if config.algo == "recurrent_ppo" and config.vec_env == "subproc":
+        raise ValueError(f"{source}: key 'vec_env': recurrent_ppo steps games in-process; use dummy or native")
+
+
+def _check_learner_arguments(config: TrainConfig, source: str) -> None:
+    """Reject hyperparameter names the learner does not take (without importing torch)."""
+    from concentration_env.training.learners import learner_arguments
+
+    allowed = learner_arguments(config.algo)
+    unknown = sorted(set(config.hyperparameters) - set(allowed))
+    if unknown:
+        raise ValueError(
+            f"{source}: key 'hyperparameters': unknown name(s) {', '.join(map(repr, unknown))} for "
+            f"algo {config.algo!r}; allowed: {', '.join(sorted(allowed))}"
+        )
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """``"a.b=value"`` -> (``["a", "b"]``, parsed value). Values are YAML; ``2e6`` is a number."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise ValueError(f"--set {text!r}: expected key=value")
+    value = yaml.safe_load(raw) if raw else None
+    if isinstance(value, str):
+        try:
+            value = float(value)  # YAML 1.1 reads "2e6" as a string
+        except ValueError:
+            pass
+    return key.split("."), value
+
+
+def apply_overrides(data: dict, overrides: list[str]) -> dict:
+    """A copy of ``data`` with ``--set`` overrides applied."""
+    data = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in data.items()}
+    for text in overrides:
+        path, value = parse_override(text)
+        target = data
+        for part in path[:-1]:
+            nested = target.get(part)
+            target[part] = dict(nested) if isinstance(nested, Mapping) else {}
+            target = target[part]
+        target[path[-1]] = value
+    return data
+
+
+def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> TrainConfig:
+    """Read, override and validate a training config file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: no such config file")
+    return config_from_mapping(apply_overrides(load_yaml_mapping(path), list(overrides)), source=str(path))

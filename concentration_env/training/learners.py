@@ -1,0 +1,65 @@
+"""The learners a config can name, and how each is built, saved and loaded."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+# Constructor arguments the training script sets itself, so configs may not.
+MANAGED = {"policy", "env", "policy_kwargs", "seed", "tensorboard_log", "verbose", "device", "_init_setup_model"}
+
+
+def sb3_class(algo: str):
+    """The SB3 / sb3-contrib class for an algo name."""
+    if algo == "maskable_ppo":
+        from sb3_contrib import MaskablePPO
+
+        return MaskablePPO
+    if algo == "ppo":
+        from stable_baselines3 import PPO
+
+        return PPO
+    if algo == "dqn":
+        from stable_baselines3 import DQN
+
+        return DQN
+    raise ValueError(f"algo {algo!r} is not an SB3 learner")
+
+
+def learner_arguments(algo: str) -> tuple[str, ...]:
+    """The hyperparameter names a config may set for ``algo``."""
+    if algo == "recurrent_ppo":
+        from concentration_env.training.recurrent import SETTINGS
+
+        return SETTINGS
+    parameters = inspect.signature(sb3_class(algo).__init__).parameters
+    return tuple(name for name in parameters if name not in MANAGED | {"self", "args", "kwargs"})
+
+
+def policy_for(config, observation_space) -> Any:
+    """The SB3 policy (class or name) for a config's features and network."""
+    if config.network == "per_card":
+        from concentration_env.training.networks import PerCardMaskablePolicy
+
+        return PerCardMaskablePolicy
+    return "MultiInputPolicy" if config.features == "raw" else "MlpPolicy"
+
+
+def build_sb3(config, venv, tensorboard_log: str | None) -> Any:
+    """A fresh SB3 model for ``config`` on ``venv``."""
+    cls = sb3_class(config.algo)
+    return cls(
+        policy_for(config, venv.observation_space),
+        venv,
+        policy_kwargs=dict(config.policy_kwargs),
+        seed=config.seed,
+        tensorboard_log=tensorboard_log,
+        verbose=0,
+        device="cpu",
+        **config.hyperparameters,
+    )
+
+
+def load_sb3(algo: str, path) -> Any:
+    """Load a saved SB3 model of the given algo."""
+    return sb3_class(algo).load(str(path), device="cpu")

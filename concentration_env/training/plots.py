@@ -1,0 +1,47 @@
+"""Learning-curve plots for run folders (matplotlib, headless)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from concentration_env.rules import Rules
+
+LEVEL_STYLES = {"optimal": "tab:green", "greedy": "tab:orange"}
+
+
+def baseline_levels(rules: Rules) -> dict[str, float]:
+    """Expected moves per solitaire game of the exact DP baselines (empty for multi-player)."""
+    if rules.num_players != 1:
+        return {}
+    from baselines.optimal import expected_moves
+
+    return {name: float(expected_moves(rules, name)) for name in LEVEL_STYLES}
+
+
+def learning_curve(run_dir: Path, config) -> Path:
+    """Draw ``eval.csv`` of a run with the baselines' levels; returns the PNG's path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from concentration_env.training.run import read_eval_csv
+
+    rules = config.resolved_rules
+    data = read_eval_csv(run_dir / "eval.csv")
+    solitaire = rules.num_players == 1
+    column = "mean_moves" if solitaire else "mean_reward"
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(data["timesteps"], data[column], marker="o", label=f"{config.algo} (deterministic eval)")
+    for name, level in baseline_levels(rules).items():
+        ax.axhline(level, linestyle="--", color=LEVEL_STYLES[name], label=f"{name}: {level:.2f}")
+    ax.set_xlabel("env steps (flips)")
+    ax.set_ylabel("moves per game (lower is better)" if solitaire else "mean episode reward")
+    ax.set_title(f"{run_dir.name}: {rules.num_cards} cards, {config.observation_mode} mode")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    path = run_dir / "learning_curve.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

@@ -1,0 +1,94 @@
+"""``ModelPolicy``: a saved model behind the policy protocol of ``baselines``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from concentration_env.core import compile_rules
+from concentration_env.rules import Rules
+from concentration_env.training.config import config_from_mapping
+from concentration_env.training.run import final_model_path, read_run_config
+from concentration_env.wrappers import card_features
+
+BOARD_KEYS = ("cards", "face_up", "removed", "action_mask")
+
+
+class ModelPolicy:
+    """A trained model playing like any baseline policy.
+
+    ``ModelPolicy(path, rules)``: ``path`` is a run folder, a model folder under ``models/``
+    or the model file inside one (its ``config.yaml`` must lie next to it); ``rules`` are the
+    rules of the game it will play (default: those it was trained on), which must have the
+    same deck and matching rule. ``reset(seed=None)`` starts a game (and clears a recurrent
+    model's memory); ``act(observation, action_mask)`` returns a flip. Like the baselines it
+    is batch-first too: ``reset_batch(seeds)`` and ``act_batch(observations)`` play many
+    games at once (what ``baselines.evaluate.play`` calls).
+
+    A model trained on ``visible`` observations is only ever shown the cards face up now and
+    the captured ones, even when it is handed perfect-memory observations (the harness plays
+    in memory mode): it must remember the rest itself. SB3 models act deterministically;
+    the recurrent model samples its flips (an argmax over an imperfect memory can repeat one
+    missed pair forever), seeded by ``reset``. Masked learners only pick legal flips;
+    unmasked ones (PPO, DQN) may pick an illegal one, which the rules then handle.
+    """
+
+    def __init__(self, path: str | Path, rules: Rules | None = None):
+        path = Path(path)
+        folder = path if path.is_dir() else path.parent
+        model_file = final_model_path(folder) if path.is_dir() else path
+        self.config = config_from_mapping(read_run_config(folder), source=str(folder / "config.yaml"))
+        trained = self.config.resolved_rules
+        self.rules = trained if rules is None else rules
+        if self.rules.num_cards != trained.num_cards or self.rules.matching != trained.matching:
+            raise ValueError(
+                f"{folder}: the model was trained on {trained.num_cards} cards with matching="
+                f"{trained.matching!r}; it cannot play {self.rules.num_cards} cards with matching={self.rules.matching!r}"
+            )
+        self.game = compile_rules(self.rules)
+        self.name = folder.name
+        if self.config.algo == "recurrent_ppo":
+            from concentration_env.training.recurrent import RecurrentActor
+
+            self._actor = RecurrentActor(model_file)
+            self._model = None
+        else:
+            from concentration_env.training.learners import load_sb3
+
+            self._actor = None
+            self._model = load_sb3(self.config.algo, model_file)
+        self.reset()
+
+    # -- the protocol of baselines ----------------------------------------------------------
+    def reset(self, seed: int | None = None) -> None:
+        """Start a new game."""
+        self.reset_batch([seed])
+
+    def act(self, observation: Mapping[str, Any], action_mask: np.ndarray) -> int:
+        """The model's flip for one game's observation."""
+        batch = {key: np.asarray(observation[key])[None] for key in BOARD_KEYS if key != "action_mask"}
+        batch["action_mask"] = np.asarray(action_mask, dtype=np.int8)[None]
+        return int(self.act_batch(batch)[0])
+
+    def reset_batch(self, seeds: Sequence[int | None]) -> None:
+        """Start ``len(seeds)`` games (a recurrent model's sampling is seeded by ``seeds[0]``)."""
+        if self._actor is not None:
+            self._actor.reset(len(seeds), seeds[0])
+
+    def act_batch(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Flips for a batch of ``(B, n)`` observations."""
+        board = {key: np.asarray(observations[key]) for key in BOARD_KEYS}
+        if self.config.observation_mode == "visible":
+            shown = board["face_up"].astype(bool) | board["removed"].astype(bool)
+            board["cards"] = np.where(shown, board["cards"], 0)
+        if self._actor is not None:
+            return self._actor.act_batch(board)
+        if self.config.features == "card_features":
+            model_obs: Any = card_features(self.game, board)
+        else:
+            model_obs = {key: board[key] for key in self._model.observation_space.spaces}
+        kwargs = {"action_masks": masks} if self.config.masked else {}
+        actions, _ = self._model.predict(model_obs, deterministic=True, **kwargs)
+        return np.asarray(actions, dtype=np.int64).reshape(-1)

@@ -1,0 +1,78 @@
+"""Training configs: every shipped one loads; bad keys and values fail naming file and key."""
+
+from pathlib import Path
+
+import pytest
+
+from concentration_env.training.config import KEYS, apply_overrides, load_config, parse_override
+
+SHIPPED = sorted(Path("configs/train").glob("*.yaml"))
+
+
+def write(tmp_path, text: str) -> Path:
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_every_shipped_config_loads(path):
+    config = load_config(path)
+    assert config.total_timesteps > 0
+    assert config.resolved_rules.num_cards > 0
+
+
+def test_shipped_configs_exist():
+    assert {"solitaire_ppo", "visible_recurrent", "duel2p_ppo"} <= {p.stem for p in SHIPPED}
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "why"),
+    [
+        ("algo: a2c\n", "algo", "allowed: maskable_ppo"),
+        ("learning_rate: 0.1\n", "learning_rate", "unknown key"),
+        ("total_timesteps: -5\n", "total_timesteps", "below the minimum"),
+        ("total_timesteps: 2.5\n", "total_timesteps", "not a whole number"),
+        ("num_envs: many\n", "num_envs", "not a number"),
+        ("observation_mode: partial\n", "observation_mode", "allowed: memory"),
+        ("rules: nonsense\n", "rules", "unknown preset"),
+        ("rules: {packs: 3}\n", "rules", "packs=3"),
+        ("hyperparameters: {n_stepz: 8}\n", "hyperparameters", "'n_stepz'"),
+        ("hyperparameters: [1, 2]\n", "hyperparameters", "expected a mapping"),
+        ("network: per_card\nfeatures: raw\n", "network", "needs features: card_features"),
+        ("algo: recurrent_ppo\nhyperparameters: {batch_size: 8}\n", "hyperparameters", "'batch_size'"),
+        ("opponents: []\n", "opponents", "non-empty list"),
+    ],
+)
+def test_bad_configs_name_the_file_and_key(tmp_path, text, key, why):
+    path = write(tmp_path, text)
+    with pytest.raises(ValueError) as error:
+        load_config(path)
+    message = str(error.value)
+    assert str(path) in message and repr(key) in message and why in message
+
+
+def test_missing_file_and_bad_yaml(tmp_path):
+    with pytest.raises(ValueError, match="no such config file"):
+        load_config(tmp_path / "absent.yaml")
+    with pytest.raises(ValueError, match="bad.yaml"):
+        load_config(write(tmp_path, "algo: [unclosed\n"))
+
+
+def test_overrides_are_parsed_and_validated(tmp_path):
+    path = write(tmp_path, "algo: maskable_ppo\nhyperparameters: {n_steps: 64}\n")
+    config = load_config(path, ["total_timesteps=2e6", "seed=3", "hyperparameters.learning_rate=1e-4"])
+    assert config.total_timesteps == 2_000_000 and config.seed == 3
+    assert config.hyperparameters == {"n_steps": 64, "learning_rate": 1e-4}
+    with pytest.raises(ValueError, match="key 'seed'"):
+        load_config(path, ["seed=-1"])
+    with pytest.raises(ValueError, match="expected key=value"):
+        parse_override("seed")
+    assert apply_overrides({"a": 1}, ["b.c=x"]) == {"a": 1, "b": {"c": "x"}}
+
+
+def test_keys_are_documented_in_the_dataclass():
+    from concentration_env.training.config import TrainConfig
+
+    for key in KEYS:
+        assert f"``{key}``" in TrainConfig.__doc__
