@@ -15,7 +15,7 @@ from concentration_env.training import ModelPolicy, load_config, train  # noqa: 
 from concentration_env.training.run import read_eval_csv  # noqa: E402
 
 CONFIGS = Path("configs/train")
-QUICK = ["eval_freq=512", "eval_episodes=3", "checkpoint_freq=512", "total_timesteps=1024"]
+QUICK = ["eval_freq=256", "eval_episodes=4", "checkpoint_freq=256", "total_timesteps=512"]
 # Per shipped config: a small deck and small batches, so each trains in seconds.
 SMALL = {
     "solitaire_ppo": ["rules=toddler", "num_envs=4", "hyperparameters.n_steps=64", "hyperparameters.batch_size=64",
@@ -46,9 +46,9 @@ def test_smoke_train_load_and_evaluate(name, tmp_path):
     assert any((run_dir / "tb").rglob("events.out.tfevents.*"))
     assert any((run_dir / "checkpoints").iterdir())
     evals = read_eval_csv(run_dir / "eval.csv")
-    assert len(evals["timesteps"]) >= 1 and np.all(evals["episodes"] == 3)
+    assert len(evals["timesteps"]) >= 1 and np.all(evals["games"] >= 2)
     summary = json.loads((run_dir / "training.json").read_text())
-    assert summary["timesteps"] >= 1024 and not summary["interrupted"]
+    assert summary["timesteps"] >= 512 and not summary["interrupted"]
 
     rules = config.resolved_rules
     policy = ModelPolicy(run_dir, rules)

@@ -14,8 +14,8 @@ A benchmark config (``configs/benchmark/*.yaml``) lists solitaire and duel secti
         models: [models/duel2p_ppo]
         opponents: [random, greedy, optimal]
 
-Games are played by ``baselines.evaluate.play`` (the evaluation harness), models through
-:class:`ModelPolicy`. Solitaire rows give mean moves and unsuccessful pairs with 95%
+Games are played by ``baselines.evaluate.play`` (the evaluation harness; see
+``concentration_env.training.evaluation``), models through :class:`ModelPolicy`. Solitaire rows give mean moves and unsuccessful pairs with 95%
 confidence intervals next to the exact optimum of ``baselines.optimal``; duel rows give the
 model's win rate (ties count half) and mean pair margin against each opponent, in each seat
 and over both. The output folder gets ``benchmark.md`` (the tables), ``benchmark.json`` and
@@ -31,15 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-import numpy as np
-
 from concentration_env.rules import load_yaml_mapping
 from concentration_env.training.config import _count, rules_from_config
+from concentration_env.training.evaluation import duel_stats, solitaire_stats
 
 TOP_KEYS = ("games", "seed", "output", "solitaire", "duel")
 SOLITAIRE_KEYS = ("rules", "models", "baselines")
 DUEL_KEYS = ("rules", "models", "opponents")
-SEATS = ("first", "second")
 
 
 @dataclass
@@ -113,52 +111,31 @@ def _policies(entry: dict, rules, key: str):
 
 def solitaire_rows(entry: dict, games: int, seed: int) -> list[Row]:
     """Every model and baseline of one solitaire entry on the same deals."""
-    from baselines.evaluate import estimate, exact_value, play
+    from baselines.evaluate import exact_value
 
     rules = rules_from_config(entry.get("rules", "standard"))
     models, baselines = _policies(entry, rules, "baselines")
     optimum = exact_value(rules, ["optimal"])
     rows = []
     for policy in models + baselines:
-        result = play(rules, [policy], games, seed)
-        moves, misses = estimate(result.turns), estimate(result.mismatches)
-        values = {"moves": moves.mean, "moves_ci95": moves.ci95, "misses": misses.mean, "misses_ci95": misses.ci95,
-                  "cleared": float(result.cleared.mean()), "optimum": optimum,
-                  "gap_pct": None if optimum is None else 100.0 * (moves.mean / optimum - 1.0)}
+        values = solitaire_stats(rules, policy, games, seed)
+        values.update(optimum=optimum, gap_pct=None if optimum is None else 100.0 * (values["moves"] / optimum - 1.0))
         rows.append(Row("solitaire", _rules_label(rules), policy.name, values))
     return rows
 
 
 def duel_rows(entry: dict, games: int, seed: int) -> list[Row]:
-    """Each model against each opponent, in both seats, on the same deals."""
-    from baselines.evaluate import estimate, play
-
+    """Each model against each opponent, ``games`` deals in each seat."""
     rules = rules_from_config(entry.get("rules", {"num_players": 2}))
     models, opponents = _policies(entry, rules, "opponents")
-    rows = []
-    for model in models:
-        for opponent in opponents:
-            points, margins = [], []
-            values: dict[str, Any] = {"opponent": opponent.name}
-            for seat, name in enumerate(SEATS):
-                seats = [model, opponent] if seat == 0 else [opponent, model]
-                result = play(rules, seats, games, seed)
-                mine, theirs = result.scores[:, seat], result.scores[:, 1 - seat]
-                score = np.where(mine > theirs, 1.0, np.where(mine == theirs, 0.5, 0.0))
-                win, margin = estimate(score), estimate(mine - theirs)
-                values[f"win_{name}"], values[f"win_{name}_ci95"] = win.mean, win.ci95
-                values[f"margin_{name}"] = margin.mean
-                points.append(score)
-                margins.append(mine - theirs)
-            both, margin = estimate(np.concatenate(points)), estimate(np.concatenate(margins))
-            values.update(win=both.mean, win_ci95=both.ci95, margin=margin.mean, margin_ci95=margin.ci95)
-            rows.append(Row("duel", _rules_label(rules), model.name, values))
-    return rows
+    return [Row("duel", _rules_label(rules), model.name, duel_stats(rules, model, opponent, games, seed))
+            for model in models for opponent in opponents]
 
 
 def markdown(rows: list[Row], games: int, seed: int) -> str:
     """The benchmark tables in Markdown."""
-    lines = [f"Games per row: {games}, deals seeded {seed}..{seed + games - 1} (the same for every agent).", ""]
+    lines = [f"Games per row: {games} (duel: {games} in each seat), deals seeded {seed}..{seed + games - 1}, "
+             "the same for every agent.", ""]
     solo = [r for r in rows if r.section == "solitaire"]
     if solo:
         lines += ["| game | agent | moves (95% CI) | unsuccessful pairs (95% CI) | exact optimum | vs optimum |",

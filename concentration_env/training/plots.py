@@ -30,13 +30,16 @@ def learning_curve(run_dir: Path, config) -> Path:
     rules = config.resolved_rules
     data = read_eval_csv(run_dir / "eval.csv")
     solitaire = rules.num_players == 1
-    column = "mean_moves" if solitaire else "mean_reward"
+    column = "moves" if solitaire else "win"
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(data["timesteps"], data[column], marker="o", label=f"{config.algo} (deterministic eval)")
+    ax.plot(data["timesteps"], data[column], marker="o", label=f"{config.algo} ({config.eval_episodes} seeded deals)")
     for name, level in baseline_levels(rules).items():
         ax.axhline(level, linestyle="--", color=LEVEL_STYLES[name], label=f"{name}: {level:.2f}")
+    if not solitaire:
+        ax.axhline(0.5, linestyle="--", color="grey", label=f"even with {config.opponents[0]}")
     ax.set_xlabel("env steps (flips)")
-    ax.set_ylabel("moves per game (lower is better)" if solitaire else "mean episode reward")
+    ax.set_ylabel("moves per game (lower is better)" if solitaire else
+                  f"win rate vs {config.opponents[0]}, both seats (ties half)")
     ax.set_title(f"{run_dir.name}: {rules.num_cards} cards, {config.observation_mode} mode")
     ax.grid(alpha=0.3)
     ax.legend()

@@ -16,6 +16,13 @@ from concentration_env.wrappers import card_features
 BOARD_KEYS = ("cards", "face_up", "removed", "action_mask")
 
 
+def torch_index(rows: np.ndarray):
+    """A numpy row selection (indices or booleans) as a torch index."""
+    import torch
+
+    return torch.as_tensor(np.asarray(rows))
+
+
 class ModelPolicy:
     """A trained model playing like any baseline policy.
 
@@ -24,8 +31,8 @@ class ModelPolicy:
     rules of the game it will play (default: those it was trained on), which must have the
     same deck and matching rule. ``reset(seed=None)`` starts a game (and clears a recurrent
     model's memory); ``act(observation, action_mask)`` returns a flip. Like the baselines it
-    is batch-first too: ``reset_batch(seeds)`` and ``act_batch(observations)`` play many
-    games at once (what ``baselines.evaluate.play`` calls).
+    is batch-first too: ``reset_batch(seeds)``, ``act_batch(observations)`` and ``keep(rows)``
+    play many games at once (what ``baselines.evaluate.play`` calls).
 
     A model trained on ``visible`` observations is only ever shown the cards face up now and
     the captured ones, even when it is handed perfect-memory observations (the harness plays
@@ -39,26 +46,41 @@ class ModelPolicy:
         path = Path(path)
         folder = path if path.is_dir() else path.parent
         model_file = final_model_path(folder) if path.is_dir() else path
-        self.config = config_from_mapping(read_run_config(folder), source=str(folder / "config.yaml"))
-        trained = self.config.resolved_rules
-        self.rules = trained if rules is None else rules
-        if self.rules.num_cards != trained.num_cards or self.rules.matching != trained.matching:
+        config = config_from_mapping(read_run_config(folder), source=str(folder / "config.yaml"))
+        trained = config.resolved_rules
+        rules = trained if rules is None else rules
+        if rules.num_cards != trained.num_cards or rules.matching != trained.matching:
             raise ValueError(
                 f"{folder}: the model was trained on {trained.num_cards} cards with matching="
-                f"{trained.matching!r}; it cannot play {self.rules.num_cards} cards with matching={self.rules.matching!r}"
+                f"{trained.matching!r}; it cannot play {rules.num_cards} cards with matching={rules.matching!r}"
             )
-        self.game = compile_rules(self.rules)
-        self.name = folder.name
-        if self.config.algo == "recurrent_ppo":
+        if config.algo == "recurrent_ppo":
             from concentration_env.training.recurrent import RecurrentActor
 
-            self._actor = RecurrentActor(model_file)
-            self._model = None
+            model: Any = RecurrentActor.load(model_file)
         else:
             from concentration_env.training.learners import load_sb3
 
-            self._actor = None
-            self._model = load_sb3(self.config.algo, model_file)
+            model = load_sb3(config.algo, model_file)
+        self._setup(model, config, rules, folder.name)
+
+    @classmethod
+    def of_model(cls, model: Any, config, rules: Rules, name: str = "in training") -> "ModelPolicy":
+        """The policy of a model in memory: an SB3 model, or a ``RecurrentPPO`` learner."""
+        if config.algo == "recurrent_ppo":
+            from concentration_env.training.recurrent import RecurrentActor
+
+            model = RecurrentActor(model.net, model.num_cards)
+        policy = cls.__new__(cls)
+        policy._setup(model, config, rules, name)
+        return policy
+
+    def _setup(self, model: Any, config, rules: Rules, name: str) -> None:
+        self.config, self.rules, self.name = config, rules, name
+        self.game = compile_rules(rules)
+        recurrent = config.algo == "recurrent_ppo"
+        self._actor = model if recurrent else None
+        self._model = None if recurrent else model
         self.reset()
 
     # -- the protocol of baselines ----------------------------------------------------------
@@ -77,6 +99,11 @@ class ModelPolicy:
         if self._actor is not None:
             self._actor.reset(len(seeds), seeds[0])
 
+    def keep(self, rows: np.ndarray) -> None:
+        """Keep only games ``rows`` of the batch (the harness drops finished games)."""
+        if self._actor is not None:
+            self._actor.memory = self._actor.memory[torch_index(rows)]
+
     def act_batch(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
         """Flips for a batch of ``(B, n)`` observations."""
         board = {key: np.asarray(observations[key]) for key in BOARD_KEYS}
@@ -89,6 +116,6 @@ class ModelPolicy:
             model_obs: Any = card_features(self.game, board)
         else:
             model_obs = {key: board[key] for key in self._model.observation_space.spaces}
-        kwargs = {"action_masks": masks} if self.config.masked else {}
+        kwargs = {"action_masks": board["action_mask"].astype(bool)} if self.config.masked else {}
         actions, _ = self._model.predict(model_obs, deterministic=True, **kwargs)
         return np.asarray(actions, dtype=np.int64).reshape(-1)

@@ -211,14 +211,20 @@ class RecurrentPPO:
 class RecurrentActor:
     """A saved :class:`RecurrentPPO` network playing a batch of games (keeps their memory)."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, net: CardMemoryNet, num_cards: int):
+        self.net = net
+        self.num_cards = num_cards
+        self.reset(1)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "RecurrentActor":
+        """The actor of a network saved by :meth:`RecurrentPPO.save`."""
         data = torch.load(Path(path), weights_only=False)
         settings = RecurrentPPOSettings(**data["settings"])
-        self.net = CardMemoryNet(data["num_faces"], settings.hidden)
-        self.net.load_state_dict(data["state_dict"])
-        self.net.eval()
-        self.num_cards = data["num_cards"]
-        self.reset(1)
+        net = CardMemoryNet(data["num_faces"], settings.hidden)
+        net.load_state_dict(data["state_dict"])
+        net.eval()
+        return cls(net, data["num_cards"])
 
     def reset(self, batch: int, seed: int | None = None) -> None:
         """Forget everything and start ``batch`` games; ``seed`` seeds the sampling."""

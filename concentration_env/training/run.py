@@ -26,8 +26,9 @@ import yaml
 
 from concentration_env.training.config import TrainConfig
 
-EVAL_COLUMNS = ("timesteps", "mean_reward", "std_reward", "mean_moves", "mean_misses", "episodes")
+EVAL_COLUMNS = ("timesteps", "games", "moves", "moves_ci95", "misses", "cleared", "win", "win_ci95", "margin")
 TORCH_THREADS = 1  # on a small shared CPU one thread per process beats contention between them
+EVAL_SEED_OFFSET = 10_000  # evaluation deals are seeded apart from the training envs' seeds
 
 
 def new_run_dir(config_name: str, root: str | Path = "runs") -> Path:
@@ -43,26 +44,32 @@ def new_run_dir(config_name: str, root: str | Path = "runs") -> Path:
 
 
 class EvalLog:
-    """Appends evaluation rows to ``eval.csv`` (solitaire rows also give moves and misses)."""
+    """Evaluates the agent on the same seeded deals each time and appends a row to ``eval.csv``
+    (solitaire: moves, misses, cleared; duel: win rate and margin against the first opponent)."""
 
-    def __init__(self, path: Path, num_pairs: int | None):
-        self.path = path
-        self.num_pairs = num_pairs
+    def __init__(self, path: Path, config: TrainConfig, rules):
+        self.path, self.config, self.rules = path, config, rules
+        self.seed = config.seed + EVAL_SEED_OFFSET
+        self.last = None  # timesteps of the last evaluation
         with path.open("w", newline="") as handle:
             csv.writer(handle).writerow(EVAL_COLUMNS)
 
-    def add(self, timesteps: int, rewards: np.ndarray) -> dict[str, float]:
-        """Record one evaluation from its per-episode returns."""
-        mean = float(np.mean(rewards))
-        # Solitaire return is minus the unsuccessful pairs, and every turn either captures a
-        # pair or is unsuccessful, so moves = pairs + misses.
-        misses = -mean if self.num_pairs else float("nan")
-        moves = self.num_pairs + misses if self.num_pairs else float("nan")
-        row = {"timesteps": timesteps, "mean_reward": mean, "std_reward": float(np.std(rewards)),
-               "mean_moves": moves, "mean_misses": misses, "episodes": len(rewards)}
+    def evaluate(self, timesteps: int, policy) -> dict[str, float]:
+        """Evaluate ``policy`` (a ``ModelPolicy`` of the model in training) and log the row."""
+        from concentration_env.training.evaluation import agent_stats
+
+        stats = agent_stats(self.config, self.rules, policy, self.config.eval_episodes, self.seed)
+        row = {column: stats.get(column, float("nan")) for column in EVAL_COLUMNS}
+        row["timesteps"] = timesteps
         with self.path.open("a", newline="") as handle:
             csv.writer(handle).writerow([row[c] for c in EVAL_COLUMNS])
+        self.last = timesteps
         return row
+
+    def finish(self, timesteps: int, policy) -> None:
+        """Evaluate the final model unless the last row already did."""
+        if self.last != timesteps:
+            self.evaluate(timesteps, policy)
 
 
 def read_eval_csv(path: Path) -> dict[str, np.ndarray]:
@@ -82,7 +89,7 @@ def train(config: TrainConfig, config_name: str = "run", run_dir: str | Path | N
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
     rules = config.resolved_rules
-    log = EvalLog(run_dir / "eval.csv", rules.num_pairs if rules.num_players == 1 else None)
+    log = EvalLog(run_dir / "eval.csv", config, rules)
     began = time.perf_counter()
     if config.algo == "recurrent_ppo":
         from concentration_env.training.recurrent_run import train_recurrent
@@ -101,32 +108,29 @@ def train(config: TrainConfig, config_name: str = "run", run_dir: str | Path | N
 
 
 def _train_sb3(config: TrainConfig, rules, run_dir: Path, log: EvalLog, progress_bar: bool) -> tuple[int, bool]:
-    from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
-    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
+    from stable_baselines3.common.callbacks import BaseCallback, CallbackList, CheckpointCallback
 
     from concentration_env.training.envs import make_vec_env
     from concentration_env.training.learners import build_sb3
+    from concentration_env.training.policy import ModelPolicy
 
     venv = make_vec_env(config, rules, config.num_envs, config.seed)
-    eval_env = make_vec_env(config, rules, 1, config.seed + 10_000, kind="dummy")
     model = build_sb3(config, venv, str(run_dir / "tb"))
     per_call = max(1, config.num_envs)
 
-    class EvalToCsv(MaskableEvalCallback):
-        """MaskableEvalCallback that also appends every evaluation to ``eval.csv``."""
+    class Evaluate(BaseCallback):
+        """Every ``eval_freq`` env steps, evaluate the model (masked for masked learners)."""
 
         def _on_step(self) -> bool:
-            before = len(self.evaluations_results)
-            keep_going = super()._on_step()
-            if len(self.evaluations_results) > before:
-                row = log.add(self.num_timesteps, np.asarray(self.evaluations_results[-1]))
-                if log.num_pairs:
-                    self.logger.record("eval/mean_moves", row["mean_moves"])
-            return keep_going
+            if self.n_calls % max(1, config.eval_freq // per_call) == 0:
+                row = log.evaluate(self.num_timesteps, ModelPolicy.of_model(self.model, config, rules))
+                for key in ("moves", "misses", "win", "margin"):
+                    if np.isfinite(row[key]):
+                        self.logger.record(f"eval/{key}", row[key])
+            return True
 
     callbacks = CallbackList([
-        EvalToCsv(eval_env, n_eval_episodes=config.eval_episodes, eval_freq=max(1, config.eval_freq // per_call),
-                  log_path=str(run_dir), deterministic=True, use_masking=config.masked, verbose=0),
+        Evaluate(),
         CheckpointCallback(save_freq=max(1, config.checkpoint_freq // per_call), save_path=str(run_dir / "checkpoints"),
                            name_prefix="model"),
     ])
@@ -137,8 +141,8 @@ def _train_sb3(config: TrainConfig, rules, run_dir: Path, log: EvalLog, progress
         interrupted = True
         print(f"\ninterrupted at {model.num_timesteps} steps: saving the model")
     model.save(str(run_dir / "final_model.zip"))
+    log.finish(int(model.num_timesteps), ModelPolicy.of_model(model, config, rules))
     venv.close()
-    eval_env.close()
     return int(model.num_timesteps), interrupted
 
 

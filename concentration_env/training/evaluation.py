@@ -1,0 +1,61 @@
+"""Evaluating agents on seeded deals with the evaluation harness of ``baselines``.
+
+Games are played batch-first by ``baselines.evaluate.play`` (deal ``g`` seeded ``seed + g``,
+as ``env.reset(seed=seed + g)`` deals it), so a model is called once per flip for all games
+at once. The same functions serve the evaluations during training (``eval.csv``) and the
+benchmark tables.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+# A game still running after this many turns per card is stuck: a deterministic policy can
+# repeat one missed pair forever. Optimal play needs under one turn per card.
+EVAL_TURNS_PER_CARD = 10
+
+
+def _cap(rules) -> int:
+    return EVAL_TURNS_PER_CARD * rules.num_cards
+
+
+def solitaire_stats(rules, policy, games: int, seed: int) -> dict[str, Any]:
+    """Moves and unsuccessful pairs per game (mean and 95% CI) and the share of deals cleared."""
+    from baselines.evaluate import estimate, play
+
+    result = play(rules, [policy], games, seed, max_turns=_cap(rules))
+    moves, misses = estimate(result.turns), estimate(result.mismatches)
+    return {"games": games, "moves": moves.mean, "moves_ci95": moves.ci95, "misses": misses.mean,
+            "misses_ci95": misses.ci95, "cleared": float(result.cleared.mean())}
+
+
+def duel_stats(rules, policy, opponent, games: int, seed: int) -> dict[str, Any]:
+    """Win rate (ties count half) and pair margin against ``opponent``, ``games`` deals in each
+    seat: per seat (``win_first``, ``win_second``, ``margin_first``, ...) and over both."""
+    from baselines.evaluate import estimate, play
+
+    stats: dict[str, Any] = {"games": 2 * games, "opponent": opponent.name}
+    wins, margins = [], []
+    for seat, name in enumerate(("first", "second")):
+        seats = [policy, opponent] if seat == 0 else [opponent, policy]
+        scores = play(rules, seats, games, seed, max_turns=_cap(rules)).scores
+        margin = scores[:, seat] - scores[:, 1 - seat]
+        win = np.where(margin > 0, 1.0, np.where(margin == 0, 0.5, 0.0))
+        stats[f"win_{name}"], stats[f"margin_{name}"] = float(win.mean()), float(margin.mean())
+        wins.append(win)
+        margins.append(margin)
+    win, margin = estimate(np.concatenate(wins)), estimate(np.concatenate(margins))
+    stats.update(win=win.mean, win_ci95=win.ci95, margin=margin.mean, margin_ci95=margin.ci95)
+    return stats
+
+
+def agent_stats(config, rules, policy, games: int, seed: int) -> dict[str, Any]:
+    """What ``eval.csv`` records for a config: solitaire stats, or duel stats against the
+    config's first opponent."""
+    if rules.num_players == 1:
+        return solitaire_stats(rules, policy, games, seed)
+    from baselines import make_policy
+
+    return duel_stats(rules, policy, make_policy(config.opponents[0], rules), max(1, games // 2), seed)
