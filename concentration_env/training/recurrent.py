@@ -48,6 +48,7 @@ class RecurrentPPOSettings:
     ent_coef: float = 0.01
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
+    recall_coef: float = 1.0  # weight of the self-supervised "which face lies here" loss
     hidden: int = 64
 
 
@@ -55,17 +56,21 @@ SETTINGS = tuple(f.name for f in dataclasses.fields(RecurrentPPOSettings))
 
 
 class CardMemoryNet(nn.Module):
-    """Per-card GRU memory with first-card attention; see the module docstring."""
+    """Per-card GRU memory, a face read-out, and match-aware scoring; see the module docstring."""
 
-    def __init__(self, num_faces: int, hidden: int = 64):
+    def __init__(self, match: np.ndarray, hidden: int = 64):
         super().__init__()
+        num_faces = len(match)
         self.num_faces = num_faces
         self.hidden = hidden
+        # The rules' match table over "face + 1" (row and column 0: unseen, matches nothing).
+        table = torch.zeros(num_faces + 1, num_faces + 1)
+        table[1:, 1:] = torch.tensor(np.asarray(match, dtype=np.float32))
+        self.register_buffer("match", table)
         inputs = num_faces + 1 + 5  # face one-hot (0 = unseen), face_up, removed, legal, first, mid_turn
         self.cell = nn.GRUCell(inputs, hidden)
-        self.query = nn.Linear(hidden, hidden)
-        self.key = nn.Linear(hidden, hidden)
-        self.score = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+        self.readout = nn.Linear(hidden, num_faces + 1)  # which face the card holds (0: not seen)
+        self.score = nn.Sequential(nn.Linear(2 * hidden + 2, hidden), nn.Tanh(), nn.Linear(hidden, 1))
         self.value = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
         nn.init.orthogonal_(self.score[-1].weight, gain=ACTION_GAIN)
 
@@ -82,21 +87,34 @@ class CardMemoryNet(nn.Module):
         flags = [up, obs["removed"].float(), obs["action_mask"].float(), first, mid_turn.expand_as(up)]
         return torch.cat([onehot, torch.stack(flags, dim=-1)], dim=-1)
 
-    def step(self, inputs: torch.Tensor, memory: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """One flip: update every card's memory; return (logits (B, n), value (B,), memory)."""
+    def step(self, inputs: torch.Tensor, memory: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """One flip: update every card's memory; return (logits (B, n), value (B,), memory,
+        face read-out logits (B, n, num_faces + 1))."""
         batch, n, _ = inputs.shape
         memory = self.cell(inputs.reshape(batch * n, -1), memory.reshape(batch * n, -1)).view(batch, n, -1)
+        recall = self.readout(memory)
+        belief = recall.softmax(dim=-1)  # what the agent believes lies at each position
         first = inputs[:, :, -2:-1]  # the "first" flag
-        first_memory = (memory * first).sum(dim=1)  # zeros when no first card is up
-        attention = (self.key(memory) * self.query(first_memory)[:, None, :]).sum(-1) / self.hidden**0.5
+        first_belief = (belief * first).sum(dim=1)  # (B, faces + 1); zeros when no first card is up
+        pairs_with_first = (belief @ self.match * first_belief[:, None, :]).sum(-1, keepdim=True)
+        seen = 1.0 - belief[:, :, :1]
         pooled = torch.cat([memory.mean(dim=1), memory.max(dim=1).values], dim=-1)
         context = pooled[:, None, : self.hidden].expand_as(memory)
-        logits = self.score(torch.cat([memory, context], dim=-1)).squeeze(-1) + attention
-        return logits, self.value(pooled).squeeze(-1), memory
+        logits = self.score(torch.cat([memory, context, pairs_with_first, seen], dim=-1)).squeeze(-1)
+        return logits, self.value(pooled).squeeze(-1), memory, recall
 
 
 def masked_distribution(logits: torch.Tensor, mask: torch.Tensor) -> torch.distributions.Categorical:
     return torch.distributions.Categorical(logits=torch.where(mask, logits, torch.full_like(logits, MASKED_LOGIT)))
+
+
+def remember(recalled: torch.Tensor, obs: dict[str, torch.Tensor], starts: torch.Tensor) -> torch.Tensor:
+    """The agent's own record of the faces it has seen (face + 1, 0 = never), the target of
+    the read-out: forgotten at an episode start, updated with every face shown, cleared
+    where cards are captured. Built from the observations alone."""
+    recalled = recalled * (1 - starts.long())[:, None]
+    recalled = torch.where(obs["cards"] > 0, obs["cards"].long(), recalled)
+    return torch.where(obs["removed"].bool(), torch.zeros_like(recalled), recalled)
 
 
 def obs_tensors(obs: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
@@ -107,13 +125,12 @@ def obs_tensors(obs: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
 class RecurrentPPO:
     """Recurrent PPO over a VecEnv of Dict observations; see the module docstring."""
 
-    def __init__(self, venv: Any, num_faces: int, settings: RecurrentPPOSettings, seed: int = 0):
+    def __init__(self, venv: Any, match: np.ndarray, settings: RecurrentPPOSettings, seed: int = 0):
         torch.manual_seed(seed)
         self.venv = venv
         self.settings = settings
-        self.num_faces = num_faces
         self.num_cards = venv.observation_space["cards"].shape[0]
-        self.net = CardMemoryNet(num_faces, settings.hidden)
+        self.net = CardMemoryNet(match, settings.hidden)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=settings.learning_rate, eps=1e-5)
         self.num_timesteps = 0
 
@@ -124,22 +141,24 @@ class RecurrentPPO:
         num_envs = self.venv.num_envs
         obs = obs_tensors(self.venv.reset())
         memory = self.net.initial_state(num_envs, self.num_cards)
+        recalled = torch.zeros(num_envs, self.num_cards, dtype=torch.long)
         starts = torch.ones(num_envs)
         while self.num_timesteps < total_timesteps:
             start_memory = memory.clone()
-            batch = {k: [] for k in ("obs", "actions", "logp", "values", "rewards", "starts")}
+            batch = {k: [] for k in ("obs", "actions", "logp", "values", "rewards", "starts", "recalled")}
             episode_stats = []
             began = time.perf_counter()
             with torch.no_grad():
                 for _ in range(s.n_steps):
                     memory = memory * (1 - starts)[:, None, None]
-                    logits, value, memory = self.net.step(self.net.card_inputs(obs), memory)
+                    recalled = remember(recalled, obs, starts)
+                    logits, value, memory, _ = self.net.step(self.net.card_inputs(obs), memory)
                     dist = masked_distribution(logits, obs["action_mask"].bool())
                     action = dist.sample()
                     next_obs, reward, done, infos = self.venv.step(action.numpy())
                     for k, v in (("obs", obs), ("actions", action), ("logp", dist.log_prob(action)),
                                  ("values", value), ("rewards", torch.as_tensor(reward, dtype=torch.float32)),
-                                 ("starts", starts)):
+                                 ("starts", starts), ("recalled", recalled)):
                         batch[k].append(v)
                     episode_stats += [info for info, d in zip(infos, done) if d]
                     obs, starts = obs_tensors(next_obs), torch.as_tensor(done, dtype=torch.float32)
@@ -170,15 +189,17 @@ class RecurrentPPO:
         masks = torch.stack([o["action_mask"].bool() for o in batch["obs"]])
         actions = torch.stack(batch["actions"])
         old_logp = torch.stack(batch["logp"])
+        recalled = torch.stack(batch["recalled"])
         num_envs = rewards.shape[1]
         losses = []
         for _ in range(s.n_epochs):
             for envs in torch.randperm(num_envs).chunk(s.env_batches):
                 memory = start_memory[envs]
-                logps, entropies, new_values = [], [], []
+                logps, entropies, new_values, recall_losses = [], [], [], []
                 for t in range(s.n_steps):
                     memory = memory * (1 - starts[t, envs])[:, None, None]
-                    logits, value, memory = self.net.step(inputs[t, envs], memory)
+                    logits, value, memory, recall = self.net.step(inputs[t, envs], memory)
+                    recall_losses.append(nn.functional.cross_entropy(recall.flatten(0, 1), recalled[t, envs].flatten()))
                     dist = masked_distribution(logits, masks[t, envs])
                     logps.append(dist.log_prob(actions[t, envs]))
                     entropies.append(dist.entropy())
@@ -189,21 +210,22 @@ class RecurrentPPO:
                 ratio = torch.exp(logp - old_logp[:, envs])
                 policy_loss = -torch.min(ratio * adv, ratio.clamp(1 - s.clip_range, 1 + s.clip_range) * adv).mean()
                 value_loss = (value - returns[:, envs]).pow(2).mean()
-                loss = policy_loss + s.vf_coef * value_loss - s.ent_coef * entropy.mean()
+                recall_loss = torch.stack(recall_losses).mean()
+                loss = policy_loss + s.vf_coef * value_loss - s.ent_coef * entropy.mean() + s.recall_coef * recall_loss
                 self.optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(self.net.parameters(), s.max_grad_norm)
                 self.optimizer.step()
-                losses.append((policy_loss.item(), value_loss.item(), entropy.mean().item()))
-        policy_loss, value_loss, entropy = np.mean(losses, axis=0)
-        return {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": entropy}
+                losses.append((policy_loss.item(), value_loss.item(), entropy.mean().item(), recall_loss.item()))
+        policy_loss, value_loss, entropy, recall_loss = np.mean(losses, axis=0)
+        return {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": entropy, "recall_loss": recall_loss}
 
     # -- persistence and acting ------------------------------------------------------------
     def save(self, path: str | Path) -> None:
         """Save weights and settings to ``path`` (a ``.pt`` file)."""
         torch.save(
             {"state_dict": self.net.state_dict(), "settings": dataclasses.asdict(self.settings),
-             "num_faces": self.num_faces, "num_cards": self.num_cards},
+             "match": self.net.match[1:, 1:].numpy().astype(bool), "num_cards": self.num_cards},
             Path(path),
         )
 
@@ -221,7 +243,7 @@ class RecurrentActor:
         """The actor of a network saved by :meth:`RecurrentPPO.save`."""
         data = torch.load(Path(path), weights_only=False)
         settings = RecurrentPPOSettings(**data["settings"])
-        net = CardMemoryNet(data["num_faces"], settings.hidden)
+        net = CardMemoryNet(data["match"], settings.hidden)
         net.load_state_dict(data["state_dict"])
         net.eval()
         return cls(net, data["num_cards"])
@@ -239,6 +261,6 @@ class RecurrentActor:
         """Sampled flips for a batch of ``(B, n)`` observations; updates the memory."""
         obs = obs_tensors(observations)
         with torch.no_grad():
-            logits, _, self.memory = self.net.step(self.net.card_inputs(obs), self.memory)
+            logits, _, self.memory, _ = self.net.step(self.net.card_inputs(obs), self.memory)
             probs = masked_distribution(logits, obs["action_mask"].bool()).probs
             return torch.multinomial(probs, 1, generator=self.generator)[:, 0].numpy()

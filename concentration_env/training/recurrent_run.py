@@ -18,7 +18,7 @@ def train_recurrent(config, rules, run_dir: Path, log, progress_bar: bool) -> tu
 
     settings = RecurrentPPOSettings(**config.hyperparameters)
     venv = make_vec_env(config, rules, config.num_envs, config.seed)
-    agent = RecurrentPPO(venv, compile_rules(rules).num_faces, settings, seed=config.seed)
+    agent = RecurrentPPO(venv, compile_rules(rules).match, settings, seed=config.seed)
     writer = SummaryWriter(str(run_dir / "tb"))
     checkpoints = run_dir / "checkpoints"
     checkpoints.mkdir(exist_ok=True)
