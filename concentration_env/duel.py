@@ -1,0 +1,161 @@
+"""Memory Duel's game functions, batch first on plain numpy arrays (no Gymnasium).
+
+Two players each deal their own pack face down in front of them; a player flips cards of
+their own layout only, but everyone sees every card turned. On a turn the leader flips
+one card of their layout and the follower flips one of theirs, trying to find its match.
+A match removes both cards and scores the pair for the follower; either way the roles
+swap for the next turn (the follower leads). The game ends when every card is matched.
+
+The duel reuses the core's :class:`~concentration_env.core.State` and compiled
+:class:`~concentration_env.core.Game`: the rules describe the whole table (both packs:
+``packs=2``, ``matching="identical"`` by default), and a state's ``(B, 2 * n)`` card
+arrays hold seat 0's layout at ``[:n]`` and seat 1's at ``[n:]``. ``first`` is the flat
+position of the leader's card this turn and ``player`` the seat to flip.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from concentration_env import core
+from concentration_env.rules import Rules, resolve_rules
+
+SEATS = 2
+DUEL_DEFAULTS = {"packs": 2, "matching": "identical", "num_players": SEATS}
+
+
+def duel_rules(rules: Rules | str | None = None, **rule_fields) -> Rules:
+    """The duel's table rules: both packs, identical cards pair by default. Fields that do
+    not fit the duel raise one ``ValueError`` naming them."""
+    if rules is None:
+        resolved = resolve_rules(None, **{**DUEL_DEFAULTS, **rule_fields})
+    else:
+        resolved = resolve_rules(rules, **{"num_players": SEATS, **rule_fields})
+    checks = {
+        "packs": (resolved.packs == SEATS, "2 (one pack per player)"),
+        "num_players": (resolved.num_players == SEATS, "2"),
+        "backs": (resolved.backs == "plain", "'plain' (each player's pack lies on their own side)"),
+        "layout": (resolved.layout is None, "None (each player's grid is the one-pack layout)"),
+    }
+    for field, (ok, allowed) in checks.items():
+        if not ok:
+            raise ValueError(f"invalid rules for the duel: {field}={getattr(resolved, field)!r}; allowed: {allowed}")
+    return resolved
+
+
+def player_rules(rules: Rules) -> Rules:
+    """One player's side of the table: the same game with one pack (same faces; its
+    ``shape`` is the grid of a player's layout)."""
+    # "identical" needs two packs; the matching rule plays no part on one side.
+    return rules.replace(packs=1, matching="rank" if rules.matching == "identical" else rules.matching)
+
+
+def layout_size(game: core.Game) -> int:
+    """Cards in one player's layout."""
+    return game.num_cards // SEATS
+
+
+def deal(game: core.Game, rng: np.random.Generator) -> np.ndarray:
+    """Each player shuffles their own pack: (2 * n,) face ids, seat 0's layout first."""
+    pack = game.deck[::SEATS]  # the deck holds each pack's cards interleaved, sorted
+    return np.concatenate([rng.permutation(pack) for _ in range(SEATS)])
+
+
+def layouts(array: np.ndarray) -> np.ndarray:
+    """View a (B, 2 * n) card array as (B, 2, n): one row per seat's layout."""
+    return array.reshape(array.shape[0], SEATS, -1)
+
+
+def legal_mask(state: core.State) -> np.ndarray:
+    """(B, n) bool: the cards of the mover's own layout still in play."""
+    rows = np.arange(state.batch_size)
+    return ~layouts(state.removed)[rows, state.player] & ~state.done[:, None]
+
+
+def check_actions(game: core.Game, actions: np.ndarray) -> np.ndarray:
+    """Validate a (B,) array of positions in the mover's layout."""
+    actions = np.asarray(actions)
+    n = layout_size(game)
+    if actions.dtype.kind not in "iu":
+        raise TypeError(f"actions must be integer positions, got dtype {actions.dtype}")
+    bad = (actions < 0) | (actions >= n)
+    if bad.any():
+        index = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"action {int(actions[index])} (game {index}) is out of range; valid flips are 0..{n - 1}")
+    return actions.astype(np.intp, copy=False)
+
+
+def step(game: core.Game, state: core.State, actions: np.ndarray) -> core.Outcome:
+    """Each running game's mover flips ``actions[b]`` of their own layout, in place.
+
+    Flipping a captured card is illegal: under ``illegal_action="raise"`` it raises before
+    anything changes; under ``"end_turn"`` it ends the turn as a miss.
+    """
+    actions = check_actions(game, actions)
+    rows = np.arange(state.batch_size)
+    mover = state.player.copy()
+    flat = mover * layout_size(game) + actions
+    active = ~state.done
+    legal = active & ~state.removed[rows, flat]
+    illegal = active & ~legal
+    if game.rules.illegal_action == "raise" and illegal.any():
+        index = int(np.flatnonzero(illegal)[0])
+        raise core.IllegalFlipError(
+            f"illegal flip at position {int(actions[index])} (game {index}): the card is captured; "
+            "flip a face-down card of your own layout (see the action mask)"
+        )
+    first = state.first
+    leading = first == core.NONE
+
+    state.shown[active] = core.NONE  # last turn's missed pair turns face down
+    opening = legal & leading
+    second = legal & ~leading
+    state.seen[rows[legal], flat[legal]] = True
+
+    lead_face = state.faces[rows, np.maximum(first, 0)]
+    matched = second & game.match[lead_face, state.faces[rows, flat]]
+    missed_pair = second & ~matched
+    missed = missed_pair | illegal
+
+    took = rows[matched]
+    for position in (flat[matched], first[matched]):
+        state.removed[took, position] = True
+        state.captured_by[took, position] = mover[matched]
+    gained = np.where(matched, game.pair_value[lead_face], 0).astype(np.int32)
+    state.scores[took, mover[matched]] += gained[matched]
+    first_time = matched & (state.first_capture[rows, mover] == core.NONE)
+    state.first_capture[rows[first_time], mover[first_time]] = state.turns[first_time]
+    state.shown[missed_pair, 0] = first[missed_pair]
+    state.shown[missed_pair, 1] = flat[missed_pair]
+
+    turn_over = second | illegal
+    state.first = np.where(opening, flat, np.where(turn_over, core.NONE, first)).astype(np.int32)
+    state.turns += turn_over
+    state.mismatches += missed
+    # The follower flips after the leader, then leads the next turn: the seat changes
+    # after a turn's first flip (or a leader's illegal one), never after its second.
+    hands_over = opening | (illegal & leading)
+    state.player = np.where(hands_over, SEATS - 1 - mover, mover).astype(np.int32)
+
+    ended = active & state.removed.all(axis=1)
+    if game.rules.max_mismatches is not None:
+        ended |= active & (state.mismatches >= game.rules.max_mismatches)
+    state.done |= ended
+    return core.Outcome(mover, active, legal, second, matched, missed, gained, ended)
+
+
+def observe(game: core.Game, state: core.State, seat: int, memory: bool) -> dict[str, np.ndarray]:
+    """What ``seat`` sees, each (B, n): its own layout (``cards``, ``face_up``,
+    ``removed``), the opponent's (``opponent_*``), and ``leading`` (B, 1): whether the seat
+    leads the turn in progress."""
+    cards = layouts(np.where(core.known_cards(state, memory), state.faces + 1, 0).astype(core.FACE_DTYPE))
+    up = layouts(core.face_up(state).astype(core.FLAG_DTYPE))
+    removed = layouts(state.removed.astype(core.FLAG_DTYPE))
+    leader = np.where(state.first == core.NONE, state.player, SEATS - 1 - state.player)
+    obs = {}
+    for prefix, side in (("", seat), ("opponent_", SEATS - 1 - seat)):
+        obs[prefix + "cards"] = cards[:, side]
+        obs[prefix + "face_up"] = up[:, side]
+        obs[prefix + "removed"] = removed[:, side]
+    obs["leading"] = (leader == seat).astype(core.FLAG_DTYPE)[:, None]
+    return obs
