@@ -27,10 +27,9 @@ DUEL_DEFAULTS = {"packs": 2, "matching": "identical", "num_players": SEATS}
 def duel_rules(rules: Rules | str | None = None, **rule_fields) -> Rules:
     """The duel's table rules: both packs, identical cards pair by default. Fields that do
     not fit the duel raise one ``ValueError`` naming them."""
-    if rules is None:
-        resolved = resolve_rules(None, **{**DUEL_DEFAULTS, **rule_fields})
-    else:
-        resolved = resolve_rules(rules, **{"num_players": SEATS, **rule_fields})
+    resolved = resolve_rules(rules, **({**DUEL_DEFAULTS, **rule_fields} if rules is None else rule_fields))
+    if resolved.num_players == 1:  # the Rules default, not a choice: the duel seats two
+        resolved = resolved.replace(num_players=SEATS)
     checks = {
         "packs": (resolved.packs == SEATS, "2 (one pack per player)"),
         "num_players": (resolved.num_players == SEATS, "2"),
