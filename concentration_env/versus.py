@@ -83,7 +83,7 @@ class VersusEnv(gym.Env):
         self.seat = seat_of(seat, players, field="seat")
         self.agent = agent_name(self.seat)
         others = [s for s in range(players) if s != self.seat]
-        if isinstance(opponents, (str, Policy)):
+        if not isinstance(opponents, (list, tuple)):
             opponents = [opponents] * len(others)
         if len(opponents) != len(others):
             raise ValueError(
@@ -113,29 +113,26 @@ class VersusEnv(gym.Env):
         for policy in self.opponents.values():
             policy.reset(seed=int(self.np_random.integers(SEED_RANGE)))
         play_turns(self._table, self.opponents, self.agent)
-        return self._observation(), self._info()
+        return self._observe()
 
     def step(self, action):
         table = self._table
-        if table._state is None:
-            raise RuntimeError("call reset() before step()")
+        table._require_reset()
         if table.terminations[self.agent]:
             raise RuntimeError("the episode is over; call reset() before step()")
         table.step(action)
         reward = table.rewards[self.agent] + play_turns(table, self.opponents, self.agent)
-        terminated = table.terminations[self.agent]
-        return self._observation(), float(reward), terminated, False, self._info()
+        observation, info = self._observe()
+        return observation, float(reward), table.terminations[self.agent], False, info
 
     def render(self):
         return self._table.render()
 
     # -- helpers -------------------------------------------------------------------------
-    def _observation(self) -> dict[str, np.ndarray]:
+    def _observe(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """The learner's flat observation and its info."""
         observed = self._table.observe(self.agent)
-        return {**observed["observation"], "action_mask": observed["action_mask"]}
-
-    def _info(self) -> dict[str, Any]:
-        info = {"action_mask": self._table.observe(self.agent)["action_mask"], "scores": self._table.scores()}
-        info.update(self._table.infos[self.agent])
+        mask = observed["action_mask"]
+        info = {"action_mask": mask.copy(), "scores": self._table.scores(), **self._table.infos[self.agent]}
         info["agent"] = self.agent
-        return info
+        return {**observed["observation"], "action_mask": mask}, info
