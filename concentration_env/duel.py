@@ -87,60 +87,27 @@ def check_actions(game: core.Game, actions: np.ndarray) -> np.ndarray:
 def step(game: core.Game, state: core.State, actions: np.ndarray) -> core.Outcome:
     """Each running game's mover flips ``actions[b]`` of their own layout, in place.
 
-    Flipping a captured card is illegal: under ``illegal_action="raise"`` it raises before
-    anything changes; under ``"end_turn"`` it ends the turn as a miss.
+    A duel turn is a core turn on the two-layout table in which each flip lands in the
+    mover's own half, so :func:`core.step` plays it (matching, capture by the second
+    flipper, scores, misses, illegal flips, the end); only who moves next differs: the
+    seat passes after the lead flip (legal or not) and the follower leads the next turn.
     """
     actions = check_actions(game, actions)
     rows = np.arange(state.batch_size)
     mover = state.player.copy()
     flat = mover * layout_size(game) + actions
-    active = ~state.done
-    legal = active & ~state.removed[rows, flat]
-    illegal = active & ~legal
-    if game.rules.illegal_action == "raise" and illegal.any():
-        index = int(np.flatnonzero(illegal)[0])
-        raise core.IllegalFlipError(
-            f"illegal flip at position {int(actions[index])} (game {index}): the card is captured; "
-            "flip a face-down card of your own layout (see the action mask)"
-        )
-    first = state.first
-    leading = first == core.NONE
-
-    state.shown[active] = core.NONE  # last turn's missed pair turns face down
-    opening = legal & leading
-    second = legal & ~leading
-    state.seen[rows[legal], flat[legal]] = True
-
-    lead_face = state.faces[rows, np.maximum(first, 0)]
-    matched = second & game.match[lead_face, state.faces[rows, flat]]
-    missed_pair = second & ~matched
-    missed = missed_pair | illegal
-
-    took = rows[matched]
-    for position in (flat[matched], first[matched]):
-        state.removed[took, position] = True
-        state.captured_by[took, position] = mover[matched]
-    gained = np.where(matched, game.pair_value[lead_face], 0).astype(np.int32)
-    state.scores[took, mover[matched]] += gained[matched]
-    first_time = matched & (state.first_capture[rows, mover] == core.NONE)
-    state.first_capture[rows[first_time], mover[first_time]] = state.turns[first_time]
-    state.shown[missed_pair, 0] = first[missed_pair]
-    state.shown[missed_pair, 1] = flat[missed_pair]
-
-    turn_over = second | illegal
-    state.first = np.where(opening, flat, np.where(turn_over, core.NONE, first)).astype(np.int32)
-    state.turns += turn_over
-    state.mismatches += missed
-    # The follower flips after the leader, then leads the next turn: the seat changes
-    # after a turn's first flip (or a leader's illegal one), never after its second.
-    hands_over = opening | (illegal & leading)
-    state.player = np.where(hands_over, SEATS - 1 - mover, mover).astype(np.int32)
-
-    ended = active & state.removed.all(axis=1)
-    if game.rules.max_mismatches is not None:
-        ended |= active & (state.mismatches >= game.rules.max_mismatches)
-    state.done |= ended
-    return core.Outcome(mover, active, legal, second, matched, missed, gained, ended)
+    if game.rules.illegal_action == "raise":
+        illegal = ~state.done & state.removed[rows, flat]
+        if illegal.any():  # name the position in the player's own layout, not the flat one
+            index = int(np.flatnonzero(illegal)[0])
+            raise core.IllegalFlipError(
+                f"illegal flip at position {int(actions[index])} (game {index}): the card is captured; "
+                "flip a face-down card of your own layout (see the action mask)"
+            )
+    leading = state.first == core.NONE
+    outcome = core.step(game, state, flat)
+    state.player = np.where(outcome.acted & leading, SEATS - 1 - mover, mover).astype(np.int32)
+    return outcome
 
 
 def observe(game: core.Game, state: core.State, seat: int, memory: bool) -> dict[str, np.ndarray]:
