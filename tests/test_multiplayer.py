@@ -300,7 +300,7 @@ def test_wrapped_env_enforces_order_and_bounds():
 
 
 def test_dead_agent_must_step_with_none():
-    env = make(num_players=2, ranks=1, turn_policy="one_flip")
+    env = concentration_v0.env(num_players=2, ranks=1, turn_policy="one_flip")
     env.reset(seed=0)
     for name, copy in SHORT_GAME:
         flip(env, name, copy)
