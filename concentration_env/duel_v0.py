@@ -9,7 +9,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from concentration_env import core, duel, scoring
+from concentration_env import core, duel
 from concentration_env.multiplayer import RENDER_MODES, TableEnv, wrap
 from concentration_env.render import render_ansi
 from concentration_env.rules import Rules
@@ -63,6 +63,8 @@ class raw_env(TableEnv, EzPickle):
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "name": "duel_v0", "is_parallelizable": False, "render_fps": 4}
+    _deal_cards = staticmethod(duel.deal)
+    _step_game = staticmethod(duel.step)
 
     def __init__(
         self,
@@ -106,21 +108,11 @@ class raw_env(TableEnv, EzPickle):
         return self._header() + "\n" + "".join(grids)
 
     # -- the duel's game functions -----------------------------------------------------------
-    def _new_state(self, rng: np.random.Generator, first: int) -> core.State:
-        return core.new_state(self.game, duel.deal(self.game, rng)[None], first)
-
-    def _flip(self, position: int) -> tuple[int, int, bool]:
-        outcome = duel.step(self.game, self._state, np.array([position]))
-        return int(outcome.mover[0]), int(outcome.gained[0]), bool(outcome.ended[0])
-
     def _board(self, seat: int) -> dict[str, np.ndarray]:
         return {key: value[0] for key, value in duel.observe(self.game, self._state, seat, self._memory).items()}
 
     def _legal(self) -> np.ndarray:
         return duel.legal_mask(self._state)[0]
-
-    def _winners(self) -> np.ndarray:
-        return scoring.winners(self.game, self._state)[0]
 
 
 def env(**kwargs: Any) -> AECEnv:

@@ -86,10 +86,14 @@ def wrap(env: AECEnv) -> AECEnv:
 class TableEnv(AECEnv):
     """AEC bookkeeping shared by the table games (subclasses supply the game functions).
 
-    A subclass sets ``rules``, ``game``, ``num_cards`` and ``board_space`` and implements
-    ``_new_state``, ``_flip``, ``_board``, ``_legal``, ``_winners`` and ``render``; its
-    state has ``scores`` (1, P), ``player`` (1,) and ``done`` (1,) like ``core.State``.
+    A subclass names its game functions (``_deal_cards(game, rng)`` and
+    ``_step_game(game, state, actions)``, the core's or the duel's), sets ``rules``,
+    ``game``, ``num_cards`` and ``board_space``, and implements ``_board``, ``_legal`` and
+    ``render``. The state is a batch of one ``core.State``.
     """
+
+    _deal_cards = staticmethod(core.deal)
+    _step_game = staticmethod(core.step)
 
     def _setup(self, players: int, first_player: int | str, observation_mode: str, render_mode: str | None) -> None:
         """Validate the table settings and build the agents and spaces."""
@@ -171,6 +175,19 @@ class TableEnv(AECEnv):
         return {agent: int(points) for agent, points in zip(self.possible_agents, self._state.scores[0])}
 
     # -- helpers -------------------------------------------------------------------------
+    def _new_state(self, rng: np.random.Generator, first: int) -> core.State:
+        """A freshly dealt game with seat ``first`` to move."""
+        return core.new_state(self.game, self._deal_cards(self.game, rng)[None], first)
+
+    def _flip(self, position: int) -> tuple[int, int, bool]:
+        """Play one flip: (seat that flipped, points it gained, whether the game ended)."""
+        outcome = self._step_game(self.game, self._state, np.array([position]))
+        return int(outcome.mover[0]), int(outcome.gained[0]), bool(outcome.ended[0])
+
+    def _winners(self) -> np.ndarray:
+        """(P,) bool: the winners under the rules' tie-break."""
+        return scoring.winners(self.game, self._state)[0]
+
     def _require_reset(self) -> None:
         if self._state is None:
             raise RuntimeError("call reset() before using the env")
@@ -278,13 +295,6 @@ class raw_env(TableEnv, EzPickle):
         return render_ansi(self.rules.shape, self.layout, core.face_up(state)[0], state.removed[0], backs, self._header())
 
     # -- the game core ---------------------------------------------------------------------
-    def _new_state(self, rng: np.random.Generator, first: int) -> core.State:
-        return core.new_state(self.game, core.deal(self.game, rng)[None], first)
-
-    def _flip(self, position: int) -> tuple[int, int, bool]:
-        outcome = core.step(self.game, self._state, np.array([position]))
-        return int(outcome.mover[0]), int(outcome.gained[0]), bool(outcome.ended[0])
-
     def _board(self, seat: int) -> dict[str, np.ndarray]:
         # Everyone sees every flip, so the board looks the same from every seat.
         board = core.observe(self.game, self._state, self._memory)
@@ -292,10 +302,6 @@ class raw_env(TableEnv, EzPickle):
 
     def _legal(self) -> np.ndarray:
         return core.legal_mask(self._state)[0]
-
-    def _winners(self) -> np.ndarray:
-        state = self._state
-        return scoring.winners(self.game, state)[0]
 
 
 def env(**kwargs: Any) -> AECEnv:
