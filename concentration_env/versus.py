@@ -55,7 +55,8 @@ class VersusEnv(gym.Env):
       (``reset(seed)``, ``act(observation, action_mask)``), used for every other seat (a
       name builds one policy per seat), or a sequence with one per other seat in seat
       order. Opponents are reseeded from the env's generator on every reset.
-    - the rest as in ``concentration_v0``.
+    - the rest as in ``concentration_v0``; ``reset(options={"first_player": ...})``
+      changes who starts one game (the opponents play until the learner is on turn).
 
     ## Version History
     - v0: initial release.

@@ -203,3 +203,23 @@ def test_step_functions_are_batch_first():
     for b, single in enumerate(singles):
         for name in ("faces", "removed", "seen", "scores", "player", "first", "shown", "turns"):
             assert np.array_equal(getattr(batch, name)[b], getattr(single, name)[0]), name
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"ranks": 3, "jokers": True},
+        {"deck": "pictures", "pairs": 4},
+        {"ranks": 3, "matching": "zebra"},
+        {"ranks": 3, "matching": "rank"},
+        {"ranks": 3, "matching": "rank_colour", "tie_break": "highest_rank"},
+    ],
+)
+def test_rule_variants_play_out(fields):
+    env = make(**fields)
+    rng = np.random.default_rng(0)
+    for game in range(GAMES_PER_CONFIG):
+        env.reset(seed=game)
+        play_random_game(env, rng)
+        assert env._state.removed.all() and sum(env.scores().values()) == env.rules.num_pairs
+        assert all(env.scores()[w] == max(env.scores().values()) for w in env.infos["player_0"]["winners"])
