@@ -119,10 +119,9 @@ class TableEnv(AECEnv):
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new game. ``options={"first_player": seat or name}`` overrides who starts."""
+        first = seat_of((options or {}).get("first_player", self.first_player), self.num_players)
         if seed is not None or self._rng is None:
             self._rng, _ = seeding.np_random(seed)
-        first = (options or {}).get("first_player", self.first_player)
-        first = seat_of(first, self.num_players)
         self._state = self._new_state(self._rng, first)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0)
