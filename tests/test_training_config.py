@@ -76,3 +76,12 @@ def test_keys_are_documented_in_the_dataclass():
 
     for key in KEYS:
         assert f"``{key}``" in TrainConfig.__doc__
+
+
+def test_importing_the_package_never_imports_torch():
+    import subprocess
+    import sys
+
+    code = "import sys, concentration_env, concentration_env.training; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=".")
+    assert out.stdout.strip() == "False"

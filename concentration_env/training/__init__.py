@@ -10,23 +10,19 @@ when a learner, a network or a saved model is used. Entry points:
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-__all__ = ["ModelPolicy", "load_config", "train"]
+# Lazy exports (loading a config must not pay for torch): name -> module defining it.
+EXPORTS = {
+    "ModelPolicy": "concentration_env.training.policy",
+    "load_config": "concentration_env.training.config",
+    "train": "concentration_env.training.run",
+}
+__all__ = list(EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy: loading a config must not pay for torch.
-    if name == "ModelPolicy":
-        from concentration_env.training.policy import ModelPolicy
-
-        return ModelPolicy
-    if name == "load_config":
-        from concentration_env.training.config import load_config
-
-        return load_config
-    if name == "train":
-        from concentration_env.training.run import train
-
-        return train
+    if name in EXPORTS:
+        return getattr(importlib.import_module(EXPORTS[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from typing import Any
 
@@ -9,21 +10,16 @@ from typing import Any
 MANAGED = {"policy", "env", "policy_kwargs", "seed", "tensorboard_log", "verbose", "device", "_init_setup_model"}
 
 
+SB3_CLASSES = {"maskable_ppo": ("sb3_contrib", "MaskablePPO"), "ppo": ("stable_baselines3", "PPO"),
+               "dqn": ("stable_baselines3", "DQN")}
+
+
 def sb3_class(algo: str):
-    """The SB3 / sb3-contrib class for an algo name."""
-    if algo == "maskable_ppo":
-        from sb3_contrib import MaskablePPO
-
-        return MaskablePPO
-    if algo == "ppo":
-        from stable_baselines3 import PPO
-
-        return PPO
-    if algo == "dqn":
-        from stable_baselines3 import DQN
-
-        return DQN
-    raise ValueError(f"algo {algo!r} is not an SB3 learner")
+    """The SB3 / sb3-contrib class for an algo name (imported on demand)."""
+    if algo not in SB3_CLASSES:
+        raise ValueError(f"algo {algo!r} is not an SB3 learner; allowed: {', '.join(SB3_CLASSES)}")
+    module, name = SB3_CLASSES[algo]
+    return getattr(importlib.import_module(module), name)
 
 
 def learner_arguments(algo: str) -> tuple[str, ...]:
