@@ -1,0 +1,1 @@
+"""Baseline players for Concentration: heuristics and exact optimal play."""
