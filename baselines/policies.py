@@ -224,6 +224,8 @@ class ForgetfulPolicy(GreedyMemoryPolicy):
         if self.forget:
             lost = (self.rng.random(self.memory.shape) < self.forget) & starting[:, None]
             self.memory[lost] = UNSEEN
+        # A fixed order would send it back to the very cards it just forgot: reshuffle it.
+        self.order = np.where(starting[:, None], self.rng.random(self.memory.shape), self.order)
         shown = view["face_up"] & (view["cards"] > 0)
         self.memory[shown] = view["cards"][shown] - 1
         self.seen_at[shown] = self.clock
