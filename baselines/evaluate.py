@@ -22,7 +22,7 @@ from concentration_env import core
 from concentration_env.rules import Rules
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
-TURNS_PER_CARD_CAP = 50  # a game still running after this many turns per card is stalled
+TURNS_PER_CARD_CAP = 50  # a game still running after this many turns per card is stopped
 
 
 @dataclass
@@ -56,7 +56,7 @@ class Results:
     mismatches: np.ndarray  # (G,) unsuccessful pairs
     scores: np.ndarray  # (G, P) points per seat
     cleared: np.ndarray  # (G,) every card captured
-    stalled: np.ndarray  # (G,) stopped at the turn cap (two players refusing to reveal)
+    stalled: np.ndarray  # (G,) stopped unfinished: every seat passed in turn, or the turn cap
     summary: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -86,15 +86,25 @@ def play(rules: Rules, policies: Sequence[Policy], games: int, seed: int = 0, ma
         policy.reset_batch([s * rules.num_players + seat for s in seeds])
     cap = max_turns if max_turns is not None else TURNS_PER_CARD_CAP * game.num_cards
     actions = np.zeros(games, dtype=np.int64)
+    # A turn that captures nothing and shows nothing new is a pass; once every seat has
+    # passed in a row the position repeats forever (both refusing to reveal): stop there,
+    # the remaining pairs shared, as the DP scores it.
+    passes = np.zeros(games, dtype=np.int64)
+    seen_at_turn_start = state.seen.sum(axis=1)
     while True:
-        state.done |= state.turns >= cap  # stop games stuck at the cap; the others play on
+        state.done |= (state.turns >= cap) | ((passes >= rules.num_players) & (rules.num_players > 1))
         if state.done.all():
             break
         observation = core.observe(game, state, memory=True)
         for seat, policy in enumerate(policies):
             chosen = policy.act_batch(observation)
             actions = np.where(state.player == seat, chosen, actions)
-        core.step(game, state, actions)
+        outcome = core.step(game, state, actions)
+        seen = state.seen.sum(axis=1)
+        ended_turn = outcome.acted & (outcome.second | ~outcome.legal)
+        passed = ended_turn & outcome.missed & (seen == seen_at_turn_start)
+        passes = np.where(ended_turn, np.where(passed, passes + 1, 0), passes)
+        seen_at_turn_start = np.where(ended_turn, seen, seen_at_turn_start)
     stalled = ~core.cleared(state) & ~_chips_lost(rules, state)
     return Results(rules, tuple(p.name for p in policies), seed, state.turns.copy(), state.mismatches.copy(),
                    state.scores.copy(), core.cleared(state), stalled)
