@@ -11,7 +11,7 @@ of :mod:`baselines.optimal` covers the game and the policy, the exact expectatio
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Sequence
 
 import numpy as np
@@ -22,6 +22,7 @@ from concentration_env import core
 from concentration_env.rules import Rules
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
+COMPACT_BELOW = 2  # drop finished games from the batch once fewer than 1 / this of it runs
 TURNS_PER_CARD_CAP = 50  # a game still running after this many turns per card is stopped
 
 
@@ -73,14 +74,23 @@ class Results:
 def play(rules: Rules, policies: Sequence[Policy], games: int, seed: int = 0, max_turns: int | None = None) -> Results:
     """Play ``games`` games of ``rules``, seat ``p`` played by ``policies[p]``, seeds
     ``seed .. seed + games - 1``; returns per-game results (no summary)."""
+    if games < 1:
+        raise ValueError(f"invalid games={games}; allowed: an int >= 1")
+    game = core.compile_rules(rules)
+    seeds = [seed + g for g in range(games)]
+    faces = np.stack([core.deal(game, np.random.default_rng(s)) for s in seeds])
+    return play_deals(rules, policies, faces, seeds, max_turns)
+
+
+def play_deals(rules: Rules, policies: Sequence[Policy], faces: np.ndarray, seeds: Sequence[int],
+               max_turns: int | None = None) -> Results:
+    """Play the given deals ``faces`` (G, n) to the end, game ``g`` with policy seeds from ``seeds[g]``."""
     game = core.compile_rules(rules)
     if len(policies) != rules.num_players:
         raise ValueError(f"{len(policies)} policies for {rules.num_players} seat(s); give one policy per seat")
-    if games < 1:
-        raise ValueError(f"invalid games={games}; allowed: an int >= 1")
-    seeds = [seed + g for g in range(games)]
-    faces = np.stack([core.deal(game, np.random.default_rng(s)) for s in seeds])
-    state = core.new_state(game, faces)
+    games = len(faces)
+    final = core.new_state(game, faces)  # every game's record; `state` holds the running ones
+    state, rows = final.copy(), np.arange(games)
     for seat, policy in enumerate(policies):
         # Each seat gets its own stream of randomness for the same deal.
         policy.reset_batch([s * rules.num_players + seat for s in seeds])
@@ -93,8 +103,16 @@ def play(rules: Rules, policies: Sequence[Policy], games: int, seed: int = 0, ma
     seen_at_turn_start = state.seen.sum(axis=1)
     while True:
         state.done |= (state.turns >= cap) | ((passes >= rules.num_players) & (rules.num_players > 1))
-        if state.done.all():
+        running = ~state.done
+        if not running.any():
             break
+        if running.sum() * COMPACT_BELOW < len(rows):
+            # Most games are over: step only the running ones (long games set the pace).
+            final.assign(state, rows)
+            state = core.State(**{f.name: getattr(state, f.name)[running] for f in fields(state)})
+            rows, actions, passes, seen_at_turn_start = (a[running] for a in (rows, actions, passes, seen_at_turn_start))
+            for policy in policies:
+                policy.keep(running)
         observation = core.observe(game, state, memory=True)
         for seat, policy in enumerate(policies):
             chosen = policy.act_batch(observation)
@@ -105,9 +123,10 @@ def play(rules: Rules, policies: Sequence[Policy], games: int, seed: int = 0, ma
         passed = ended_turn & outcome.missed & (seen == seen_at_turn_start)
         passes = np.where(ended_turn, np.where(passed, passes + 1, 0), passes)
         seen_at_turn_start = np.where(ended_turn, seen, seen_at_turn_start)
-    stalled = ~core.cleared(state) & ~_chips_lost(rules, state)
-    return Results(rules, tuple(p.name for p in policies), seed, state.turns.copy(), state.mismatches.copy(),
-                   state.scores.copy(), core.cleared(state), stalled)
+    final.assign(state, rows)
+    stalled = ~core.cleared(final) & ~_chips_lost(rules, final)
+    return Results(rules, tuple(p.name for p in policies), int(seeds[0]), final.turns.copy(), final.mismatches.copy(),
+                   final.scores.copy(), core.cleared(final), stalled)
 
 
 def _chips_lost(rules: Rules, state: core.State) -> np.ndarray:

@@ -135,11 +135,13 @@ def _classify(members, match, copies, face_side, value, rules) -> ClassKind:
     pairs_all = all(match[f, g] for f in members for g in members if f != g or copies[f] > 1)
     if pairs_all:
         return ClassKind(zebra=False, size=size, value=value)
-    sides = {members[0]: 0}
-    for f in members:  # two-colour the faces along the match edges
+    sides, frontier = {members[0]: 0}, [members[0]]
+    while frontier:  # two-colour the faces along the match edges
+        f = frontier.pop()
         for g in members:
-            if match[f, g] and g not in sides and f in sides:
+            if match[f, g] and g not in sides:
                 sides[g] = 1 - sides[f]
+                frontier.append(g)
     bipartite = len(sides) == len(members) and all(
         bool(match[f, g]) == (sides[f] != sides[g]) for f in members for g in members
     )

@@ -40,6 +40,7 @@ class Policy:
     """Base class: memory of faces seen, a per-game random order of positions, batching."""
 
     name = "policy"
+    per_game = ("order", "memory")  # arrays with one row per game of the batch
 
     def __init__(self, rules: Rules):
         if not isinstance(rules, Rules):
@@ -66,7 +67,11 @@ class Policy:
         self.order = np.stack([rng.random(n) for rng in rngs])
         self.rng = rngs[0] if len(rngs) == 1 else np.random.default_rng([s for s in seeds if s is not None] or None)
         self.memory = np.full((len(seeds), n), UNSEEN, dtype=np.int32)
-        self.turn_start = np.ones(len(seeds), dtype=bool)
+
+    def keep(self, rows: np.ndarray) -> None:
+        """Keep only games ``rows`` of the batch (the others are over)."""
+        for name in self.per_game:
+            setattr(self, name, getattr(self, name)[rows])
 
     def act_batch(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
         """Positions to flip in each game of a batch of ``(B, n)`` observations."""
@@ -94,7 +99,8 @@ class Policy:
         self.memory[shown] = view["cards"][shown] - 1
 
     def _choose(self, view: dict) -> np.ndarray:
-        raise NotImplementedError
+        """The flips to make, from what is seen now and remembered (each policy's own rule)."""
+        raise NotImplementedError(f"{type(self).__name__} must define _choose")
 
     # -- helpers shared by the memory players ----------------------------------------
     def _pick(self, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -155,8 +161,11 @@ class RandomPolicy(Policy):
 
     name = "random"
 
-    def act_batch(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
-        legal = np.asarray(observations["action_mask"]).astype(bool)
+    def _remember(self, view: dict) -> None:
+        """No memory at all."""
+
+    def _choose(self, view: dict) -> np.ndarray:
+        legal = view["legal"]
         count = legal.sum(axis=1)
         nth = np.minimum((self.rng.random(len(legal)) * count).astype(np.int64), np.maximum(count - 1, 0))
         return (np.cumsum(legal, axis=1) > nth[:, None]).argmax(axis=1)
@@ -172,26 +181,23 @@ class GreedyMemoryPolicy(Policy):
     """
 
     name = "greedy"
+    deliberate_miss = False  # after a first card that pairs with nothing known: a known card?
 
     def _choose(self, view: dict) -> np.ndarray:
         known = self._known(view)
-        second = self._second_flip(view, known, np.zeros(len(known), dtype=bool))
+        second = self._second_flip(view, known, np.full(len(known), self.deliberate_miss))
         return np.where(view["has_first"], second, self._first_flip_greedy(view, known))
 
 
-class SafeFirstPolicy(Policy):
+class SafeFirstPolicy(GreedyMemoryPolicy):
     """Reference text 004's strategy: turn the less certain card first. Take a known pair if
     there is one; else flip an unknown card; if it pairs with a known card take that, else
     flip a known card (a deliberate miss that shows the opponents nothing new) when there is
     one, else another unknown card. In solitaire this wastes turns; against opponents under
-    the one-flip rule it is close to optimal (see ``baselines.optimal``)."""
+    the one-flip rule it is what the DP of ``baselines.optimal`` does in most positions."""
 
     name = "safe_first"
-
-    def _choose(self, view: dict) -> np.ndarray:
-        known = self._known(view)
-        second = self._second_flip(view, known, np.ones(len(known), dtype=bool))
-        return np.where(view["has_first"], second, self._first_flip_greedy(view, known))
+    deliberate_miss = True
 
 
 class ForgetfulPolicy(GreedyMemoryPolicy):
@@ -204,6 +210,7 @@ class ForgetfulPolicy(GreedyMemoryPolicy):
     """
 
     name = "forgetful"
+    per_game = Policy.per_game + ("seen_at",)
 
     def __init__(self, rules: Rules, capacity: int | None = 8, forget: float = 0.1):
         if capacity is not None and (not isinstance(capacity, int) or capacity < 0):
@@ -250,6 +257,7 @@ class OptimalPolicy(Policy):
     """
 
     name = "optimal"
+    per_game = Policy.per_game + ("first_known", "stalling")
 
     def __init__(self, rules: Rules):
         self.solver = optimal.solver(rules.replace(max_mismatches=None))

@@ -69,12 +69,13 @@ def main(argv: list[str] | None = None) -> None:
 
     results = []
     for lineup in lineups:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         try:
             results.append(evaluate(rules, lineup, args.games, args.seed, **kwargs))
         except ValueError as error:
             raise SystemExit(f"{' vs '.join(lineup)}: {error}") from None
         results[-1].summary["seconds"] = round(time.perf_counter() - start, 2)
+        results[-1].summary["cpu_seconds"] = round(time.process_time() - cpu, 2)
     print(f"rules: {rules}")
     print(table(results))
     if args.json is not None:

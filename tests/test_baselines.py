@@ -1,17 +1,20 @@
 """Baseline policies and the evaluation harness: legality, memory, batching, DP agreement."""
 
 import importlib.util
+import itertools
 import json
 import math
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from baselines import POLICIES, ForgetfulPolicy, GreedyMemoryPolicy, OptimalPolicy, make_policy
-from baselines.evaluate import evaluate, play, summarise
+from baselines.evaluate import evaluate, play, play_deals, summarise
 from baselines.optimal import expected_moves, expected_pair_difference
 from concentration_env import Rules, preset_names
+from concentration_env.core import compile_rules
 from concentration_env.solitaire import ConcentrationEnv
 
 RANDOM_FLIP_CAP = 600  # random play is only checked for this many flips per game
@@ -110,6 +113,27 @@ def test_batched_harness_plays_like_the_env(name):
     env = ConcentrationEnv(rules=rules)
     single = [play_env(env, make_policy(name, rules), seed)[1]["turns"] for seed in seeds]
     assert turns == single
+
+
+EVERY_DEAL_CASES = [
+    (Rules(ranks=2, matching="rank"), "optimal"),
+    (Rules(ranks=2, matching="rank"), "greedy"),
+    (Rules(ranks=2, matching="zebra"), "optimal"),
+    (Rules(ranks=1, jokers=True, matching="rank"), "optimal"),
+    (Rules(ranks=1, jokers=True, matching="zebra"), "greedy"),
+]
+
+
+@pytest.mark.parametrize("rules, name", EVERY_DEAL_CASES, ids=str)
+def test_policy_over_every_deal_averages_to_the_dp_value(rules, name):
+    """Play the policy on every possible deal of a tiny deck: the exact mean number of moves
+    is the DP's value (which unknown card it turns does not matter, what it does with what it
+    knows does)."""
+    deck = compile_rules(rules).deck
+    deals = np.array(sorted(set(itertools.permutations(deck))))
+    result = play_deals(rules, [make_policy(name, rules)], deals, seeds=[0] * len(deals))
+    assert result.cleared.all()
+    assert Fraction(int(result.turns.sum()), len(deals)) == expected_moves(rules, name, exact=True)
 
 
 def test_random_policy_batch_of_one_equals_single():
