@@ -411,6 +411,7 @@ def solver(rules: Rules, strategy: str = "optimal", exact: bool = False) -> Solv
 def expected_moves(rules: Rules, strategy: str = "optimal", exact: bool = False):
     """Expected moves (completed turns) to clear the table in solitaire, playing ``strategy``
     with perfect memory. Chips (``max_mismatches``) are ignored: this is the unlimited game."""
+    check_solvable(rules, players=1)
     s = solver(rules.replace(max_mismatches=None), strategy, exact)
     return s.value_of(s.initial_state())
 
@@ -423,5 +424,6 @@ def expected_mismatches(rules: Rules, strategy: str = "optimal", exact: bool = F
 def expected_pair_difference(rules: Rules, strategy: str = "optimal", exact: bool = False):
     """Two players: the first player's expected pairs minus the second's (points, with
     ``joker_value``), both playing ``strategy``."""
+    check_solvable(rules, players=2)
     s = solver(rules, strategy, exact)
     return s.value_of(s.initial_state())

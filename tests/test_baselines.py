@@ -226,3 +226,36 @@ def test_harness_rejects_bad_lineups():
         play(Rules(num_players=2), [make_policy("greedy", Rules(num_players=2))], 10)
     with pytest.raises(ValueError, match="games"):
         summarise(play(Rules(), [make_policy("greedy", Rules())], 0))
+
+
+def multiplayer_lineups(rules):
+    """Seat lineups covering every policy: a duel (optimal where the DP models it) and a
+    three-player table."""
+    try:
+        OptimalPolicy(rules.replace(num_players=2))
+        duel = ["optimal", "safe_first"]
+    except ValueError:
+        duel = ["greedy", "safe_first"]
+    return [duel, ["random", "greedy", "forgetful"]]
+
+
+@pytest.mark.parametrize("preset", preset_names())
+@pytest.mark.parametrize("mode", ["memory", "visible"])
+def test_every_policy_flips_only_legal_cards_in_the_pettingzoo_env(preset, mode):
+    concentration_v0 = pytest.importorskip("concentration_env.concentration_v0")
+    for lineup in multiplayer_lineups(Rules.from_preset(preset)):
+        env = concentration_v0.env(rules=preset, num_players=len(lineup), observation_mode=mode)
+        env.reset(seed=4)
+        seats = {agent: make_policy(name, env.unwrapped.rules) for agent, name in zip(env.possible_agents, lineup)}
+        for seed, policy in enumerate(seats.values()):
+            policy.reset(seed=seed)
+        cap = RANDOM_FLIP_CAP if "random" in lineup else None
+        for agent in env.agent_iter(max_iter=cap or 10**6):
+            obs, reward, terminated, truncated, info = env.last()
+            action = None
+            if not (terminated or truncated):
+                action = seats[agent].act(obs["observation"], obs["action_mask"])
+                assert obs["action_mask"][action] == 1, f"{seats[agent].name} flipped illegal position {action}"
+            env.step(action)
+        if cap is None:
+            assert not env.agents, f"{lineup} did not finish {preset}"

@@ -171,6 +171,13 @@ def test_unsupported_games_raise_clear_errors(rules, message):
         optimal.Solver(rules, rules.num_players)
 
 
+def test_value_functions_check_the_number_of_players():
+    with pytest.raises(ValueError, match="num_players=2"):
+        expected_moves(Rules(num_players=2))
+    with pytest.raises(ValueError, match="num_players=1"):
+        expected_pair_difference(Rules())
+
+
 def test_bad_strategy_raises():
     with pytest.raises(ValueError, match="strategy"):
         expected_moves(Rules(ranks=1), "clever")
