@@ -40,6 +40,7 @@ Values are exact ``fractions.Fraction`` with ``exact=True`` and floats otherwise
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass
 from fractions import Fraction
@@ -60,6 +61,10 @@ STALL = "stall"  # two players: flip two known cards, revealing nothing (a "0-mo
 NEW = 0  # pairs with nothing known: one more known card
 PAIR = 1  # pairs with a known card other than the face-up first card
 FIRST = 2  # pairs with the face-up first card of this turn: a capture
+
+# Beyond this many abstract states (an upper bound from the class kinds) the pure-Python DP
+# would take hours: two packs with rank or zebra matching.
+MAX_STATES = 250_000
 
 # Recursion depth grows with the number of cards plus known cards; a 108-card game needs a
 # few hundred frames per level of the DP.
@@ -182,6 +187,10 @@ class Solver:
         self.keep_pairs = players == 2 and rules.turn_policy == "one_flip"
         self.extra_turn = rules.turn_policy == "extra_turn"
         self._build_types()
+        bound = self.state_bound()
+        if bound > MAX_STATES:
+            raise ValueError(f"rules {rules}: up to {bound:,} abstract states, too many for the exact DP "
+                             f"(allowed: up to {MAX_STATES:,}; two packs with rank or zebra matching exceed it)")
         self._values: dict[tuple, object] = {}
         self._choices: dict[tuple, object] = {}
         sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
@@ -243,6 +252,15 @@ class Solver:
         if self.structure.kinds[k].zebra:
             return a >= 1 and b >= 1 and (a == m or b == m or (a >= 2 and b >= 2))
         return a >= 3 or (a == m and m >= 2)
+
+    def state_bound(self) -> int:
+        """An upper bound on the abstract states: multisets of class states per kind."""
+        bound = 1
+        for k in range(len(self.structure.kinds)):
+            classes = self.structure.class_kind.count(k)
+            states = sum(1 for t, (kind, *_) in enumerate(self.types) if kind == k and not self._must[t]) + 1
+            bound *= math.comb(classes + states - 1, states - 1)
+        return bound
 
     def initial_state(self) -> tuple[int, ...]:
         """Every class full and nothing known."""

@@ -164,6 +164,7 @@ def test_class_structure_from_match_table():
         (Rules(num_players=3), "1 or 2 players"),
         (Rules(packs=2, matching="identical", backs="checkerboard"), "checkerboard"),
         (Rules(num_players=2, matching="rank"), "exactly one partner"),
+        (Rules(packs=2, matching="rank"), "too many for the exact DP"),
     ],
 )
 def test_unsupported_games_raise_clear_errors(rules, message):
