@@ -78,6 +78,7 @@ class ClassKind:
     zebra: bool  # two colours, a pair is one card of each; else any two cards pair
     size: int  # cards in the class
     value: int  # points for a pair
+    backs: bool = False  # twins dealt under different public backs (checkerboard)
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,12 @@ class Structure:
     def one_partner(self) -> bool:
         """Every card has exactly one partner (the setting of Zwick and Paterson)."""
         return all(not kind.zebra and kind.size == 2 for kind in self.kinds)
+
+    def side_of(self, faces: np.ndarray, backs: np.ndarray) -> np.ndarray:
+        """The side of each card within its class: its colour (zebra), its back
+        (checkerboard), else 0."""
+        checkerboard = np.array([self.kinds[k].backs for k in self.class_kind])[self.face_class[faces]]
+        return np.where(checkerboard, backs, self.face_side[faces])
 
 
 @lru_cache(maxsize=None)
@@ -125,6 +132,11 @@ def class_structure(rules: Rules) -> Structure:
     face_side = np.zeros(game.num_faces, dtype=np.intp)
     for index, members in enumerate(groups.values()):
         kind = _classify(members, match, copies, face_side, int(game.pair_value[members[0]]), rules)
+        if game.checkerboard:
+            if kind.zebra or kind.size != 2:
+                raise ValueError(f"rules {rules}: with checkerboard backs the DP needs twins only "
+                                 "(identical matching without jokers)")
+            kind = ClassKind(zebra=False, size=2, value=kind.value, backs=True)
         if kind not in kinds:
             kinds.append(kind)
         class_kind.append(kinds.index(kind))
@@ -187,6 +199,9 @@ class Solver:
         self.keep_pairs = players == 2 and rules.turn_policy == "one_flip"
         self.extra_turn = rules.turn_policy == "extra_turn"
         self._build_types()
+        if strategy != "optimal" and len(self.pools) > 1:
+            raise ValueError(f"strategy={strategy!r} with checkerboard backs: its value depends on which back "
+                             "it turns first, which the fixed strategies leave open; allowed: 'optimal'")
         bound = self.state_bound()
         if bound > MAX_STATES:
             raise ValueError(f"rules {rules}: up to {bound:,} abstract states, too many for the exact DP "
@@ -203,6 +218,8 @@ class Solver:
         for k, kind in enumerate(kinds):
             if kind.zebra:
                 types += [(k, m, a, b) for m in range(1, kind.size // 2 + 1) for a in range(m + 1) for b in range(a + 1)]
+            elif kind.backs:  # a, b: is the twin under back 0, back 1 known
+                types += [(k, 2, a, b) for a in (0, 1) for b in (0, 1)]
             else:
                 types += [(k, m, a, 0) for m in range(2, kind.size + 1, 2) for a in range(m + 1)]
         self.types = tuple(types)
@@ -212,32 +229,47 @@ class Solver:
         def at(k: int, m: int, a: int, b: int = 0):
             if m == 0 or not (0 <= a <= m and 0 <= b <= m):
                 return None  # the class is cleared (or the draw is impossible: weight 0)
-            return index[(k, m, a, b) if a >= b else (k, m, b, a)]
+            return index[self._canonical((k, m, a, b))]
 
         self.unknown, self.known, self.value, self.has_pair, self.partnerless = [], [], [], [], []
         plain, first, take = [], [], []
         for k, m, a, b in types:
-            zebra = kinds[k].zebra
-            self.unknown.append(2 * m - a - b if zebra else m - a)
+            zebra, backs = kinds[k].zebra, kinds[k].backs
+            two_sided = zebra or backs
+            self.unknown.append(2 * m - a - b if zebra else m - a - b)
             self.known.append(a + b)
             self.value.append(kinds[k].value)
-            self.has_pair.append(a >= 1 and b >= 1 if zebra else a >= 2)
+            self.has_pair.append(a >= 1 and b >= 1 if two_sided else a >= 2)
             # A known card with no known partner: as a first flip it reveals nothing new.
-            self.partnerless.append(a >= 1 and b == 0 if zebra else a == 1)
-            take.append(at(k, m - 1, a - 1, b - 1) if zebra else at(k, m - 2, a - 2))
-            # (weight, partner known?, state after capturing with the partner, state if kept)
+            self.partnerless.append(a + b == 1 if backs else (a >= 1 and b == 0 if zebra else a == 1))
+            take.append(at(k, m - 1, a - 1, b - 1) if zebra else at(k, m - 2, a - 1, b - 1) if backs else at(k, m - 2, a - 2))
+            # (weight, partner known?, state after capturing with the partner, state if kept,
+            # pool): a pool is the set of face-down cards one can choose to turn, by back.
             if zebra:
-                draws = [(m - a, b >= 1, at(k, m - 1, a, b - 1) if b else None, at(k, m, a + 1, b)),
-                         (m - b, a >= 1, at(k, m - 1, a - 1, b) if a else None, at(k, m, a, b + 1))]
+                draws = [(m - a, b >= 1, at(k, m - 1, a, b - 1) if b else None, at(k, m, a + 1, b), 0),
+                         (m - b, a >= 1, at(k, m - 1, a - 1, b) if a else None, at(k, m, a, b + 1), 0)]
                 # The face-up first card is on side a (nothing known on side b, or it would pair).
-                firsts = [(m, FIRST, at(k, m - 1, a - 1, 0)), (m - a, NEW, at(k, m, a + 1, 0))] if a and not b else []
+                firsts = [(m, FIRST, at(k, m - 1, a - 1, 0), 0), (m - a, NEW, at(k, m, a + 1, 0), 0)] if a and not b else []
+            elif backs:  # the twin under back 0 is unknown if a == 0; under back 1 if b == 0
+                draws = [(1 - a, b == 1, None, at(k, 2, 1, b), 0), (1 - b, a == 1, None, at(k, 2, a, 1), 1)]
+                firsts = [(1, FIRST, None, 1 if a else 0)] if a + b == 1 else []
             else:
-                draws = [(m - a, a >= 1, at(k, m - 2, a - 1) if a else None, at(k, m, a + 1))]
-                firsts = [(m - 1, FIRST, at(k, m - 2, 0))] if a == 1 else []
+                draws = [(m - a, a >= 1, at(k, m - 2, a - 1) if a else None, at(k, m, a + 1), 0)]
+                firsts = [(m - 1, FIRST, at(k, m - 2, 0), 0)] if a == 1 else []
             plain.append([d for d in draws if d[0] > 0])
             first.append([f for f in firsts if f[0] > 0])
         self._plain, self._first, self._take = tuple(plain), tuple(first), tuple(take)
         self._must = tuple(self._must_take(t) for t in types)
+        self.pools = (0, 1) if any(kind.backs for kind in kinds) else (0,)
+        # Face-down cards of each class state in each pool.
+        self._in_pool = tuple(
+            tuple(sum(d[0] for d in plain[t] if d[-1] == pool) for t in range(len(types))) for pool in self.pools
+        )
+
+    def _canonical(self, state: tuple) -> tuple:
+        """Zebra colours are symmetric within a class: put the side with more known cards first."""
+        k, m, a, b = state
+        return (k, m, b, a) if self.structure.kinds[k].zebra and b > a else state
 
     def _must_take(self, state: tuple) -> bool:
         """Whether a known pair of this class is taken at once without loss.
@@ -251,7 +283,7 @@ class Solver:
             return False
         if self.structure.kinds[k].zebra:
             return a >= 1 and b >= 1 and (a == m or b == m or (a >= 2 and b >= 2))
-        return a >= 3 or (a == m and m >= 2)
+        return a + b >= 3 or (a + b == m and m >= 2)
 
     def state_bound(self) -> int:
         """An upper bound on the abstract states: multisets of class states per kind."""
@@ -271,8 +303,8 @@ class Solver:
         return tuple(counts)
 
     def type_of(self, kind: int, m: int, a: int, b: int = 0) -> int:
-        """Index of class state ``(kind, m, a, b)`` (colours put in canonical order)."""
-        return self._index[(kind, m, a, b) if a >= b else (kind, m, b, a)]
+        """Index of class state ``(kind, m, a, b)`` (zebra colours put in canonical order)."""
+        return self._index[self._canonical((kind, m, a, b))]
 
     @staticmethod
     def _move(counts: tuple, source: int, target: int | None) -> tuple:
@@ -283,20 +315,31 @@ class Solver:
             new[target] += 1
         return tuple(new)
 
-    def _draws(self, counts: tuple, first: int | None = None):
-        """(probability, class state, outcome, next class state) of turning up an unknown card,
-        ``first`` being the state of the class that holds the face-up first card, if any.
-        A card whose partner is known gives ``PAIR``; the state is then the one with the pair
-        known, and ``self._take`` of it is the state after taking the pair."""
-        total = sum(c * u for c, u in zip(counts, self.unknown))
+    def _draws(self, counts: tuple, first: int | None = None, pool: int = 0):
+        """(probability, class state, outcome, next class state, state if kept) of turning up
+        an unknown card of ``pool``, ``first`` being the state of the class that holds the
+        face-up first card, if any. A card whose partner is known gives ``PAIR``: the next
+        state is the one after taking the pair, the kept state the one with the pair known."""
+        inside = self._in_pool[pool]
+        total = sum(c * u for c, u in zip(counts, inside)) - (inside[first] if first is not None else 0)
+        total += sum(f[0] for f in self._first[first] if f[-1] == pool) if first is not None else 0
         for t, count in enumerate(counts):
             plain = count - (t == first)
             if plain > 0:
-                for weight, paired, captured, kept in self._plain[t]:
-                    yield self._ratio(weight * plain, total), t, (PAIR if paired else NEW), (captured if paired else kept), kept
+                for weight, paired, captured, kept, where in self._plain[t]:
+                    if where == pool:
+                        yield self._ratio(weight * plain, total), t, (PAIR if paired else NEW), (captured if paired else kept), kept
             if t == first:
-                for weight, outcome, target in self._first[t]:
-                    yield self._ratio(weight, total), t, outcome, target, target
+                for weight, outcome, target, where in self._first[t]:
+                    if where == pool:
+                        yield self._ratio(weight, total), t, outcome, target, target
+
+    def _pools_with_cards(self, counts: tuple, first: int | None = None) -> list[int]:
+        """Pools that hold a face-down card (the first card's class counted as in ``_draws``)."""
+        return [pool for pool in self.pools if any(True for _ in self._draws(counts, first, pool))]
+
+    def _unknown_choice(self, pool: int):
+        return UNKNOWN if len(self.pools) == 1 else (UNKNOWN, pool)
 
     def _ratio(self, a: int, b: int):
         return Fraction(a, b) if self.exact else a / b
@@ -374,14 +417,14 @@ class Solver:
         if pairs and self.strategy != "optimal":
             return pairs[:1]  # the fixed strategies take a known pair first
         options = pairs
-        if any(self.unknown[t] for t, c in enumerate(counts) if c):
-            flip_unknown = self._zero()
-            for p, t, outcome, target, kept in self._draws(counts):
+        for pool in self._pools_with_cards(counts):
+            value = self._zero()
+            for p, t, outcome, target, kept in self._draws(counts, pool=pool):
                 if outcome == PAIR:  # the card pairs with a known one: take them
-                    flip_unknown += p * self._after_capture(self.value[t], self._move(counts, t, target))
+                    value += p * self._after_capture(self.value[t], self._move(counts, t, target))
                 else:
-                    flip_unknown += p * self._best(self._second_options(self._move(counts, t, target), target, False))[0]
-            options.append((flip_unknown, UNKNOWN))
+                    value += p * self._best(self._second_options(self._move(counts, t, target), target, False))[0]
+            options.append((value, self._unknown_choice(pool)))
         if self.strategy == "optimal":
             for t, count in enumerate(counts):
                 if count and self.partnerless[t]:
@@ -389,13 +432,15 @@ class Solver:
         return options
 
     def _second_options(self, counts: tuple, first: int, first_known: bool) -> list:
-        flip_unknown = self._zero()
-        for p, t, outcome, target, kept in self._draws(counts, first):
-            if outcome == FIRST:
-                flip_unknown += p * self._after_capture(self.value[t], self._move(counts, t, target))
-            else:  # a miss; a card pairing with another known card stays known
-                flip_unknown += p * self._after_miss(self._move(counts, t, kept))
-        options = [(flip_unknown, UNKNOWN)]
+        options = []
+        for pool in self._pools_with_cards(counts, first):
+            value = self._zero()
+            for p, t, outcome, target, kept in self._draws(counts, first, pool):
+                if outcome == FIRST:
+                    value += p * self._after_capture(self.value[t], self._move(counts, t, target))
+                else:  # a miss; a card pairing with another known card stays known
+                    value += p * self._after_miss(self._move(counts, t, kept))
+            options.append((value, self._unknown_choice(pool)))
         # A deliberate miss on another known card (after a known first card that would be a
         # 0-move, handled as stalling in value_of, or in solitaire a wasted turn).
         if not first_known and self._known_cards(counts) >= 2 and self.strategy != "greedy":
@@ -412,9 +457,6 @@ def check_solvable(rules: Rules, players: int) -> None:
         raise ValueError(f"rules have num_players={rules.num_players}; this DP is for {players} player(s)")
     if players not in (1, 2):
         raise ValueError(f"num_players={players}: exact play is solved for 1 or 2 players only")
-    if rules.backs == "checkerboard":
-        raise ValueError("backs='checkerboard': the public backs carry information the DP does not model; "
-                         "allowed: backs='plain'")
     if players == 2 and not class_structure(rules).one_partner:
         raise ValueError(f"two-player DP needs every card to have exactly one partner (Zwick and Paterson's game); "
                          f"matching={rules.matching!r} with packs={rules.packs} gives larger classes")

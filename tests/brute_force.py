@@ -2,10 +2,11 @@
 
 It uses none of the DP's abstractions (no classes, no "take known pairs first", no ruled-out
 moves): the table is the multiset of what the cards on it show to a perfect-memory player
-(a known face, or unknown; positions are interchangeable, so only the multiset matters),
-every kind of card on the table is a choice for each flip, and every unknown card is a
-chance node over the faces not yet seen, which is exactly averaging over every deal
-consistent with what was seen. Only the compiled match table is used.
+(a known face, or unknown, and the card's back; positions are interchangeable otherwise, so
+only the multiset matters), every kind of card on the table is a choice for each flip, and
+every unknown card is a chance node over the faces not yet seen under its back, which is
+exactly averaging over every deal consistent with what was seen. Only the compiled match
+table and back pattern are used.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ UNKNOWN = -1
 
 def solve(rules, strategy: str = "optimal"):
     """Solitaire: expected moves. Two players: the mover's expected pair difference.
+    Greedy is only modelled for plain backs.
 
     ``strategy="greedy"`` fixes every choice to the greedy rule (a known pair if any; else an
     unknown card, then its known partner or another unknown card); "optimal" tries them all.
@@ -30,32 +32,35 @@ def solve(rules, strategy: str = "optimal"):
     match, value = game.match, game.pair_value
     players, extra = rules.num_players, rules.turn_policy == "extra_turn"
 
-    def reveal(face, hidden):
-        """(probability, face, hidden faces left) for a card showing ``face`` (maybe unknown)."""
+    def reveal(card, hidden):
+        """(probability, face, hidden faces left) for a card ``(face or UNKNOWN, back)``."""
+        face, back = card
         if face != UNKNOWN:
             yield Fraction(1), face, hidden
             return
-        total = sum(count for _, count in hidden)
-        for f, count in hidden:
-            rest = Counter(dict(hidden))
+        total = sum(count for _, count in hidden[back])
+        for f, count in hidden[back]:
+            rest = Counter(dict(hidden[back]))
             rest[f] -= 1
-            yield Fraction(count, total), f, frozenset((+rest).items())
+            left = list(hidden)
+            left[back] = frozenset((+rest).items())
+            yield Fraction(count, total), f, tuple(left)
 
     def has_pair(table):
-        known = [f for f in table if f != UNKNOWN]
+        known = [f for f, _ in table if f != UNKNOWN]
         return [(a, b) for i, a in enumerate(known) for b in known[i + 1:] if match[a, b]]
 
     def firsts(table):
         if strategy == "optimal":
             return sorted(set(table))
         pairs = has_pair(table)
-        return [pairs[0][0]] if pairs else [UNKNOWN]
+        return [(pairs[0][0], 0)] if pairs else [(UNKNOWN, 0)]
 
     def seconds(rest, first_face):
         if strategy == "optimal":
             return sorted(set(rest))
-        partner = [f for f in rest if f != UNKNOWN and match[first_face, f]]
-        return partner[:1] or [UNKNOWN]
+        partner = [card for card in rest if card[0] != UNKNOWN and match[first_face, card[0]]]
+        return partner[:1] or [(UNKNOWN, 0)]
 
     def without(table, face):
         items = list(table)
@@ -73,11 +78,11 @@ def solve(rules, strategy: str = "optimal"):
             for pa, fa, hidden_a in reveal(a, hidden):
                 choices = []
                 for b in seconds(rest_a, fa):
-                    if a != UNKNOWN and b != UNKNOWN and not match[a, b]:
+                    if a[0] != UNKNOWN and b[0] != UNKNOWN and not match[a[0], b[0]]:
                         can_stall = True  # two known cards: nothing changes
                         continue
                     rest_b = without(rest_a, b)
-                    choices.append(sum(pb * turn_value(rest_b, hidden_b, fa, fb) for pb, fb, hidden_b in reveal(b, hidden_a)))
+                    choices.append(sum(pb * turn_value(rest_b, hidden_b, a, b, fa, fb) for pb, fb, hidden_b in reveal(b, hidden_a)))
                 if not choices:
                     option = None
                     break
@@ -89,14 +94,17 @@ def solve(rules, strategy: str = "optimal"):
             best = max(best, Fraction(0))
         return best
 
-    def turn_value(rest, hidden, fa, fb):
+    def turn_value(rest, hidden, a, b, fa, fb):
         if match[fa, fb]:
             later = value_of(tuple(sorted(rest)), hidden)
             if players == 1:
                 return 1 + later
             return value[fa] + (later if extra else -later)
-        later = value_of(tuple(sorted(rest + [fa, fb])), hidden)
+        later = value_of(tuple(sorted(rest + [(fa, a[1]), (fb, b[1])])), hidden)
         return 1 + later if players == 1 else -later
 
-    deck = Counter(int(f) for f in game.deck)
-    return value_of((UNKNOWN,) * game.num_cards, frozenset(deck.items()))
+    backs = [int(b) for b in game.backs]
+    # Each back holds one pack when backs are checkerboard (core.deal), else everything.
+    packs = [game.deck[::2], game.deck[::2]] if game.checkerboard else [game.deck]
+    hidden = tuple(frozenset(Counter(int(f) for f in pack).items()) for pack in packs)
+    return value_of(tuple(sorted((UNKNOWN, back) for back in backs)), hidden)

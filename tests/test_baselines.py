@@ -21,9 +21,8 @@ RANDOM_FLIP_CAP = 600  # random play is only checked for this many flips per gam
 
 
 def policies_for(rules):
-    """Every named policy that supports these rules (the DP does not model checkerboard backs)."""
-    names = [name for name in POLICIES if not (name == "optimal" and rules.backs == "checkerboard")]
-    return {name: make_policy(name, rules) for name in names}
+    """Every named policy, for these rules."""
+    return {name: make_policy(name, rules) for name in POLICIES}
 
 
 def play_env(env, policy, seed, cap=None):
@@ -53,7 +52,7 @@ def test_every_policy_flips_only_legal_cards(preset, mode):
 
 def test_optimal_rejects_games_it_does_not_model():
     with pytest.raises(ValueError, match="checkerboard"):
-        OptimalPolicy(Rules.from_preset("checkerboard"))
+        OptimalPolicy(Rules.from_preset("checkerboard", jokers=True))
     with pytest.raises(ValueError, match="1 or 2 players"):
         make_policy("optimal", Rules(num_players=3))
 
@@ -121,6 +120,7 @@ EVERY_DEAL_CASES = [
     (Rules(ranks=2, matching="zebra"), "optimal"),
     (Rules(ranks=1, jokers=True, matching="rank"), "optimal"),
     (Rules(ranks=1, jokers=True, matching="zebra"), "greedy"),
+    (Rules(ranks=1, packs=2, matching="identical", backs="checkerboard", layout=(2, 4)), "optimal"),
 ]
 
 
@@ -129,8 +129,15 @@ def test_policy_over_every_deal_averages_to_the_dp_value(rules, name):
     """Play the policy on every possible deal of a tiny deck: the exact mean number of moves
     is the DP's value (which unknown card it turns does not matter, what it does with what it
     knows does)."""
-    deck = compile_rules(rules).deck
-    deals = np.array(sorted(set(itertools.permutations(deck))))
+    game = compile_rules(rules)
+    if game.checkerboard:  # each pack lies under its own back: permute the packs separately
+        pack = game.deck[::2]
+        orders = sorted(set(itertools.permutations(pack)))
+        deals = np.zeros((len(orders) ** 2, game.num_cards), dtype=game.deck.dtype)
+        for i, (first, second) in enumerate(itertools.product(orders, orders)):
+            deals[i, game.backs == 0], deals[i, game.backs == 1] = first, second
+    else:
+        deals = np.array(sorted(set(itertools.permutations(game.deck))))
     result = play_deals(rules, [make_policy(name, rules)], deals, seeds=[0] * len(deals))
     assert result.cleared.all()
     assert Fraction(int(result.turns.sum()), len(deals)) == expected_moves(rules, name, exact=True)

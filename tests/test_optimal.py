@@ -15,6 +15,9 @@ def pictures(pairs, **fields):
     return Rules(deck="pictures", pairs=pairs, **fields)
 
 
+# Two packs of the four aces with different backs, dealt as a checkerboard.
+CHECKERBOARD = Rules(ranks=1, packs=2, matching="identical", backs="checkerboard", layout=(2, 4))
+
 # Tiny decks covering every class shape: one partner, cliques of 4 and 8, zebra classes of
 # 2 + 2 and 4 + 4, jokers beside ranks, two packs.
 TINY_SOLITAIRE = [
@@ -33,22 +36,38 @@ TINY_SOLITAIRE = [
     Rules(ranks=1, packs=2, matching="rank"),
     Rules(ranks=1, packs=2, matching="zebra"),
     Rules(ranks=1, packs=2, matching="identical"),
+    CHECKERBOARD,
 ]
 
 
 @pytest.mark.parametrize("rules", TINY_SOLITAIRE, ids=str)
 @pytest.mark.parametrize("strategy", ["optimal", "greedy"])
 def test_solitaire_dp_equals_brute_force(rules, strategy):
+    if strategy == "greedy" and rules.backs == "checkerboard":
+        with pytest.raises(ValueError, match="which back"):
+            expected_moves(rules, strategy)
+        return
     assert expected_moves(rules, strategy, exact=True) == solve(rules, strategy)
 
 
-TINY_DUELS = [pictures(n) for n in (1, 2, 3, 4)] + [Rules(ranks=1, jokers=True, joker_value=2)]
+def test_checkerboard_backs_make_the_game_shorter():
+    # Turning a card, then one under the other back, clears n pairs in 3n/2 - 1/2 moves.
+    for ranks in (1, 2, 13):
+        rules = CHECKERBOARD.replace(ranks=ranks, layout=None)
+        n = rules.num_pairs
+        assert expected_moves(rules, exact=ranks < 13) == pytest.approx(Fraction(3 * n - 1, 2))
+    assert expected_moves(Rules.from_preset("two_decks")) > 83
+
+
+TINY_DUELS = [pictures(n) for n in (1, 2, 3, 4)] + [Rules(ranks=1, jokers=True, joker_value=2), CHECKERBOARD]
 
 
 @pytest.mark.parametrize("rules", TINY_DUELS, ids=str)
 @pytest.mark.parametrize("turn_policy", ["extra_turn", "one_flip"])
 @pytest.mark.parametrize("strategy", ["optimal", "greedy"])
 def test_two_player_dp_equals_brute_force(rules, turn_policy, strategy):
+    if strategy == "greedy" and rules.backs == "checkerboard":
+        return  # no value for greedy with checkerboard backs (see the solitaire test)
     rules = rules.replace(num_players=2, turn_policy=turn_policy)
     assert expected_pair_difference(rules, strategy, exact=True) == solve(rules, strategy)
 
@@ -162,7 +181,7 @@ def test_class_structure_from_match_table():
     "rules, message",
     [
         (Rules(num_players=3), "1 or 2 players"),
-        (Rules(packs=2, matching="identical", backs="checkerboard"), "checkerboard"),
+        (Rules(packs=2, matching="identical", backs="checkerboard", jokers=True), "checkerboard"),
         (Rules(num_players=2, matching="rank"), "exactly one partner"),
         (Rules(packs=2, matching="rank"), "too many for the exact DP"),
     ],
