@@ -55,7 +55,10 @@ class Policy:
         self.reset_batch([seed])
 
     def act(self, observation: Mapping[str, np.ndarray], action_mask: np.ndarray) -> int:
-        """The position to flip next, given one game's observation and its legal flips."""
+        """The position to flip next, given one game's observation and its legal flips
+        (the duel env's observations, with ``leading``, are played by :meth:`_act_duel`)."""
+        if "leading" in observation:
+            return self._act_duel(observation, np.asarray(action_mask).astype(bool))
         batch = {key: np.asarray(value)[None] for key, value in observation.items() if key != "scores"}
         batch["action_mask"] = np.asarray(action_mask)[None]
         return int(self.act_batch(batch)[0])
@@ -67,6 +70,11 @@ class Policy:
         self.order = np.stack([rng.random(n) for rng in rngs])
         self.rng = rngs[0] if len(rngs) == 1 else np.random.default_rng([s for s in seeds if s is not None] or None)
         self.memory = np.full((len(seeds), n), UNSEEN, dtype=np.int32)
+        self.duel_memory = None  # the two layouts of Memory Duel, allocated on first use
+
+    def _act_duel(self, observation: Mapping[str, np.ndarray], legal: np.ndarray) -> int:
+        """A flip of one's own layout in Memory Duel (``concentration_env.duel_v0``)."""
+        raise ValueError(f"the {self.name} policy does not play the duel; allowed: random, greedy, safe_first")
 
     def keep(self, rows: np.ndarray) -> None:
         """Keep only games ``rows`` of the batch (the others are over)."""
@@ -164,6 +172,9 @@ class RandomPolicy(Policy):
     def _remember(self, view: dict) -> None:
         """No memory at all."""
 
+    def _act_duel(self, observation: Mapping[str, np.ndarray], legal: np.ndarray) -> int:
+        return int(self.rng.choice(np.flatnonzero(legal)))
+
     def _choose(self, view: dict) -> np.ndarray:
         legal = view["legal"]
         count = legal.sum(axis=1)
@@ -187,6 +198,33 @@ class GreedyMemoryPolicy(Policy):
         known = self._known(view)
         second = self._second_flip(view, known, np.full(len(known), self.deliberate_miss))
         return np.where(view["has_first"], second, self._first_flip_greedy(view, known))
+
+
+    def _act_duel(self, observation: Mapping[str, np.ndarray], legal: np.ndarray) -> int:
+        """Memory Duel: following, flip the known twin of the leader's card, else an unknown
+        card; leading, flip a known card whose twin the opponent has not seen (it tells them
+        nothing), else an unknown card."""
+        n = len(legal)
+        if self.duel_memory is None or self.duel_memory.shape[1] != n:
+            self.duel_memory = np.full((2, n), UNSEEN, dtype=np.int32)
+        for side, prefix in enumerate(("", "opponent_")):
+            shown = np.asarray(observation[prefix + "cards"]).astype(np.int32)
+            self.duel_memory[side][shown > 0] = shown[shown > 0] - 1
+        mine, theirs = self.duel_memory
+        removed = np.asarray(observation["opponent_removed"]).astype(bool)
+        their_known = (theirs >= 0) & ~removed
+        order = self.order[0, :n]
+        if int(np.asarray(observation["leading"]).ravel()[0]):
+            twin_seen = self.game.match[np.maximum(mine, 0)][:, np.maximum(theirs, 0)] & their_known[None]
+            candidates = [legal & (mine >= 0) & ~twin_seen.any(axis=1), legal & (mine < 0)]
+        else:
+            lead = np.asarray(observation["opponent_face_up"]).astype(bool) & ~removed
+            face = theirs[lead.argmax()]
+            candidates = [legal & (mine >= 0) & self.game.match[face, np.maximum(mine, 0)], legal & (mine < 0)]
+        for candidate in candidates + [legal]:
+            if candidate.any():
+                return int(np.where(candidate, order, NOWHERE).argmin())
+        raise ValueError("no legal flip: the game is over or it is not this player's turn")
 
 
 class SafeFirstPolicy(GreedyMemoryPolicy):

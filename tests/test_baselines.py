@@ -266,3 +266,27 @@ def test_every_policy_flips_only_legal_cards_in_the_pettingzoo_env(preset, mode)
             env.step(action)
         if cap is None:
             assert not env.agents, f"{lineup} did not finish {preset}"
+
+
+@pytest.mark.parametrize("mode", ["memory", "visible"])
+def test_duel_policies_flip_only_legal_cards_and_greedy_beats_random(mode):
+    duel_v0 = pytest.importorskip("concentration_env.duel_v0")
+    margins = []
+    for seed in range(20):
+        env = duel_v0.env(ranks=4, observation_mode=mode)
+        env.reset(seed=seed)
+        seats = dict(zip(env.possible_agents, (make_policy(name, env.unwrapped.rules) for name in ("greedy", "random"))))
+        for policy in seats.values():
+            policy.reset(seed=seed)
+        for agent in env.agent_iter():
+            obs, reward, terminated, truncated, info = env.last()
+            action = None
+            if not (terminated or truncated):
+                action = seats[agent].act(obs["observation"], obs["action_mask"])
+                assert obs["action_mask"][action] == 1
+            env.step(action)
+        scores = info["scores"]
+        margins.append(scores[env.possible_agents[0]] - scores[env.possible_agents[1]])
+    assert np.mean(margins) > 0
+    with pytest.raises(ValueError, match="does not play the duel"):
+        make_policy("optimal", Rules(ranks=4)).act(obs["observation"], np.ones(16, np.int8))
