@@ -8,7 +8,8 @@ multi-player env and the duel env::
     action = policy.act(observation, action_mask)       # -> int position to flip
 
 ``observation`` is the solitaire env's observation dict, or the ``"observation"`` entry of a
-PettingZoo observation (the same keys plus ``scores``). Policies read only what the observing
+PettingZoo observation (the same keys plus ``scores``; Memory Duel's own keys are
+recognised by ``leading``). Policies read only what the observing
 player sees: in ``observation_mode="visible"`` they keep their own memory of every face they
 have been shown (including the two cards shown after a missed pair); they never look at the
 dealt layout. Face ids are decoded with ``rules.faces`` and compared with the compiled match
