@@ -290,3 +290,23 @@ def test_duel_policies_flip_only_legal_cards_and_greedy_beats_random(mode):
     assert np.mean(margins) > 0
     with pytest.raises(ValueError, match="does not play the duel"):
         make_policy("optimal", Rules(ranks=4)).act(obs["observation"], np.ones(16, np.int8))
+
+
+def test_two_player_harness_plays_like_the_pettingzoo_env():
+    """Game for game, the batched harness on the core gives the scores the PettingZoo env
+    gives when the same policies play it one flip at a time (same seeds)."""
+    concentration_v0 = pytest.importorskip("concentration_env.concentration_v0")
+    rules = Rules(ranks=5, num_players=2)
+    lineup = ["optimal", "greedy"]
+    seeds = range(30, 36)
+    batched = play(rules, [make_policy(name, rules) for name in lineup], len(seeds), seed=seeds[0]).scores
+    for game, seed in enumerate(seeds):
+        env = concentration_v0.env(rules=rules)
+        env.reset(seed=seed)
+        seats = dict(zip(env.possible_agents, (make_policy(name, rules) for name in lineup)))
+        for seat, policy in enumerate(seats.values()):
+            policy.reset(seed=seed * rules.num_players + seat)  # the harness's policy seeds
+        for agent in env.agent_iter():
+            obs, reward, terminated, truncated, info = env.last()
+            env.step(None if terminated or truncated else seats[agent].act(obs["observation"], obs["action_mask"]))
+        assert [info["scores"][agent] for agent in env.possible_agents] == batched[game].tolist()
