@@ -12,18 +12,23 @@ there is no second copy of the matching rules here:
 - a *clique* of ``size`` cards, any two of which pair: one-partner decks (``rank_colour`` with
   one pack, ``identical``, pictures, the two jokers) have cliques of 2; ``rank`` has cliques of
   4 (8 with two packs); ``rank_colour`` with two packs and the jokers of two packs have 4;
-- a *zebra* class of ``half`` red and ``half`` black cards where a pair is one of each colour.
+- a *zebra* class of ``half`` red and ``half`` black cards where a pair is one of each colour;
+- with checkerboard backs, twins whose two cards lie under different, public backs.
 
-Class state ``(m, j)``: a clique with ``m`` cards on the table of which ``j`` are known; a zebra
-class with ``m`` cards of each colour on the table and ``j`` known cards, all of one colour (by
-colour symmetry which colour does not matter).
+Class state ``(m, a, b)``: a clique with ``m`` cards on the table of which ``a`` are known; a
+zebra class with ``m`` cards of each colour on the table and ``a`` and ``b`` known cards of the
+two colours (colours are symmetric, so ``a >= b``); a pair of twins with ``a`` and ``b`` saying
+whether the card under back 0 and the one under back 1 are known.
 
 Moves. A turn is two flips. The first flip is an unknown card (if it pairs with a known card
-the player takes the pair) or a known card. The second flip is an unknown card or a known card
-that does not pair with the first (a deliberate miss that reveals nothing). A known pair on the
-table is taken at once: in solitaire and under the extra-turn rule that never costs anything
-(it is a sure pair and the turn is kept). Under the one-flip rule taking a pair ends the turn,
-so there the DP keeps known pairs in the state and chooses.
+the player takes the pair), a known card, or a card of a known pair. The second flip is an
+unknown card or a known card that does not pair with the first (a deliberate miss that reveals
+nothing). With checkerboard backs the player also chooses under which back to turn an unknown
+card. A known pair need not be taken at once (with four cards of a rank, leaving one on the
+table so that the next card of the rank pairs at once is better); the DP chooses, except for
+pairs that can only be worth taking now in solitaire and under the extra-turn rule (every card
+of the class known, or enough known cards left to pair with any card of the class that may
+turn up). Under the one-flip rule taking a pair ends the turn, so there the DP always chooses.
 
 Solitaire (:func:`expected_moves`) minimises the expected number of moves (completed turns,
 ``info["turns"]``): Velleman and Warrington, "What to expect in a game of memory", Amer. Math.
@@ -231,12 +236,11 @@ class Solver:
                 return None  # the class is cleared (or the draw is impossible: weight 0)
             return index[self._canonical((k, m, a, b))]
 
-        self.unknown, self.known, self.value, self.has_pair, self.partnerless = [], [], [], [], []
+        self.known, self.value, self.has_pair, self.partnerless = [], [], [], []
         plain, first, take = [], [], []
         for k, m, a, b in types:
             zebra, backs = kinds[k].zebra, kinds[k].backs
             two_sided = zebra or backs
-            self.unknown.append(2 * m - a - b if zebra else m - a - b)
             self.known.append(a + b)
             self.value.append(kinds[k].value)
             self.has_pair.append(a >= 1 and b >= 1 if two_sided else a >= 2)
