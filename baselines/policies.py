@@ -200,7 +200,6 @@ class GreedyMemoryPolicy(Policy):
         second = self._second_flip(view, known, np.full(len(known), self.deliberate_miss))
         return np.where(view["has_first"], second, self._first_flip_greedy(view, known))
 
-
     def _act_duel(self, observation: Mapping[str, np.ndarray], legal: np.ndarray) -> int:
         """Memory Duel: following, flip the known twin of the leader's card, else an unknown
         card; leading, flip a known card whose twin the opponent has not seen (it tells them
@@ -250,6 +249,7 @@ class ForgetfulPolicy(GreedyMemoryPolicy):
 
     name = "forgetful"
     per_game = Policy.per_game + ("seen_at",)
+    _act_duel = Policy._act_duel  # its forgetting is defined on the shared table only
 
     def __init__(self, rules: Rules, capacity: int | None = 8, forget: float = 0.1):
         if capacity is not None and (not isinstance(capacity, int) or capacity < 0):
