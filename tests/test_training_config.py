@@ -42,6 +42,7 @@ def test_shipped_configs_exist():
         ("network: per_card\nfeatures: raw\n", "network", "needs features: card_features"),
         ("algo: recurrent_ppo\nhyperparameters: {batch_size: 8}\n", "hyperparameters", "'batch_size'"),
         ("opponents: []\n", "opponents", "non-empty list"),
+        ("policy_kwargs: {hidden: 8}\n", "policy_kwargs", "'hidden' is the width"),
     ],
 )
 def test_bad_configs_name_the_file_and_key(tmp_path, text, key, why):

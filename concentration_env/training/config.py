@@ -168,6 +168,9 @@ def _check_combination(config: TrainConfig, source: str) -> None:
     """Checks that involve more than one key."""
     if config.network == "per_card" and config.features != "card_features":
         raise ValueError(f"{source}: key 'network': 'per_card' needs features: card_features")
+    if config.network != "per_card" and "hidden" in config.policy_kwargs:
+        raise ValueError(f"{source}: key 'policy_kwargs': 'hidden' is the width of network: per_card; "
+                         "SB3's mlp policies take net_arch")
     if config.network == "per_card" and config.algo != "maskable_ppo":
         raise ValueError(f"{source}: key 'network': 'per_card' is implemented for algo: maskable_ppo")
     if config.algo == "recurrent_ppo" and config.resolved_rules.num_players != 1:

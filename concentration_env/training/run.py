@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import json
+import signal
 import time
 from datetime import datetime
 from pathlib import Path
@@ -79,9 +80,14 @@ def read_eval_csv(path: Path) -> dict[str, np.ndarray]:
     return {c: np.array([float(r[c]) for r in rows]) for c in EVAL_COLUMNS}
 
 
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def train(config: TrainConfig, config_name: str = "run", run_dir: str | Path | None = None,
           progress_bar: bool = True) -> Path:
-    """Train ``config``; returns the run folder."""
+    """Train ``config``; returns the run folder. Ctrl-C (or SIGTERM, e.g. from a batch
+    system) stops training early and still saves the model and the run files."""
     import torch
 
     torch.set_num_threads(TORCH_THREADS)
@@ -91,12 +97,17 @@ def train(config: TrainConfig, config_name: str = "run", run_dir: str | Path | N
     rules = config.resolved_rules
     log = EvalLog(run_dir / "eval.csv", config, rules)
     began = time.perf_counter()
-    if config.algo == "recurrent_ppo":
-        from concentration_env.training.recurrent_run import train_recurrent
+    on_term = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        if config.algo == "recurrent_ppo":
+            from concentration_env.training.recurrent_run import train_recurrent
 
-        steps, interrupted = train_recurrent(config, rules, run_dir, log, progress_bar)
-    else:
-        steps, interrupted = _train_sb3(config, rules, run_dir, log, progress_bar)
+            steps, interrupted = train_recurrent(config, rules, run_dir, log, progress_bar)
+        else:
+            steps, interrupted = _train_sb3(config, rules, run_dir, log, progress_bar)
+    finally:
+        signal.signal(signal.SIGTERM, on_term)
     seconds = time.perf_counter() - began
     summary = {"timesteps": steps, "wall_seconds": round(seconds, 1), "steps_per_second": round(steps / seconds, 1),
                "interrupted": interrupted, "config_name": config_name}
