@@ -138,14 +138,15 @@ def markdown(rows: list[Row], games: int, seed: int) -> str:
              "the same for every agent.", ""]
     solo = [r for r in rows if r.section == "solitaire"]
     if solo:
-        lines += ["| game | agent | moves (95% CI) | unsuccessful pairs (95% CI) | exact optimum | vs optimum |",
-                  "|---|---|---|---|---|---|"]
+        lines += ["| game | agent | moves (95% CI) | unsuccessful pairs (95% CI) | exact optimum | vs optimum "
+                  "| deals cleared |",
+                  "|---|---|---|---|---|---|---|"]
         for r in solo:
             v = r.values
             optimum = "n/a" if v["optimum"] is None else f"{v['optimum']:.2f}"
             gap = "n/a" if v["gap_pct"] is None else f"{v['gap_pct']:+.1f}%"
             lines.append(f"| {r.rules} | {r.agent} | {v['moves']:.2f} ± {v['moves_ci95']:.2f} | "
-                         f"{v['misses']:.2f} ± {v['misses_ci95']:.2f} | {optimum} | {gap} |")
+                         f"{v['misses']:.2f} ± {v['misses_ci95']:.2f} | {optimum} | {gap} | {v['cleared']:.1%} |")
         lines.append("")
     duel = [r for r in rows if r.section == "duel"]
     if duel:

@@ -12,26 +12,29 @@ from typing import Any
 
 import numpy as np
 
-# A game still running after this many turns per card is stuck: a deterministic policy can
-# repeat one missed pair forever. Optimal play needs under one turn per card.
+# During training a game still running after this many turns per card is stuck: a
+# deterministic policy early in training can repeat one missed pair forever (optimal play
+# needs under one turn per card). Benchmarks use the harness's own, far larger, cap.
 EVAL_TURNS_PER_CARD = 10
 
 
-def _cap(rules) -> int:
+def training_cap(rules) -> int:
+    """The turn cap of evaluations during training."""
     return EVAL_TURNS_PER_CARD * rules.num_cards
 
 
-def solitaire_stats(rules, policy, games: int, seed: int) -> dict[str, Any]:
-    """Moves and unsuccessful pairs per game (mean and 95% CI) and the share of deals cleared."""
+def solitaire_stats(rules, policy, games: int, seed: int, max_turns: int | None = None) -> dict[str, Any]:
+    """Moves and unsuccessful pairs per game (mean and 95% CI) and the share of deals cleared
+    (a game stopped at ``max_turns`` counts with the turns it took)."""
     from baselines.evaluate import estimate, play
 
-    result = play(rules, [policy], games, seed, max_turns=_cap(rules))
+    result = play(rules, [policy], games, seed, max_turns=max_turns)
     moves, misses = estimate(result.turns), estimate(result.mismatches)
     return {"games": games, "moves": moves.mean, "moves_ci95": moves.ci95, "misses": misses.mean,
             "misses_ci95": misses.ci95, "cleared": float(result.cleared.mean())}
 
 
-def duel_stats(rules, policy, opponent, games: int, seed: int) -> dict[str, Any]:
+def duel_stats(rules, policy, opponent, games: int, seed: int, max_turns: int | None = None) -> dict[str, Any]:
     """Win rate (ties count half) and pair margin against ``opponent``, ``games`` deals in each
     seat: per seat (``win_first``, ``win_second``, ``margin_first``, ...) and over both."""
     from baselines.evaluate import estimate, play
@@ -40,7 +43,7 @@ def duel_stats(rules, policy, opponent, games: int, seed: int) -> dict[str, Any]
     wins, margins = [], []
     for seat, name in enumerate(("first", "second")):
         seats = [policy, opponent] if seat == 0 else [opponent, policy]
-        scores = play(rules, seats, games, seed, max_turns=_cap(rules)).scores
+        scores = play(rules, seats, games, seed, max_turns=max_turns).scores
         margin = scores[:, seat] - scores[:, 1 - seat]
         win = np.where(margin > 0, 1.0, np.where(margin == 0, 0.5, 0.0))
         stats[f"win_{name}"], stats[f"margin_{name}"] = float(win.mean()), float(margin.mean())
@@ -53,9 +56,10 @@ def duel_stats(rules, policy, opponent, games: int, seed: int) -> dict[str, Any]
 
 def agent_stats(config, rules, policy, games: int, seed: int) -> dict[str, Any]:
     """What ``eval.csv`` records for a config: solitaire stats, or duel stats against the
-    config's first opponent."""
+    config's first opponent (capped at :func:`training_cap` turns)."""
     if rules.num_players == 1:
-        return solitaire_stats(rules, policy, games, seed)
+        return solitaire_stats(rules, policy, games, seed, training_cap(rules))
     from baselines import make_policy
 
-    return duel_stats(rules, policy, make_policy(config.opponents[0], rules), max(1, games // 2), seed)
+    opponent = make_policy(config.opponents[0], rules)
+    return duel_stats(rules, policy, opponent, max(1, games // 2), seed, training_cap(rules))
