@@ -120,6 +120,7 @@ class ConcentrationEnv(gym.Env):
         self.observation_space = board_space(self.game)
         self.action_space = gym.spaces.Discrete(self.game.num_cards)
         self._state: core.State | None = None
+        self._action = np.zeros(1, dtype=np.intp)  # the batch-of-one action buffer
 
     # -- the public face of the game -------------------------------------------------
     @property
@@ -143,22 +144,24 @@ class ConcentrationEnv(gym.Env):
         super().reset(seed=seed)
         faces = core.deal(self.game, self.np_random)
         self._state = core.new_state(self.game, faces[None])
-        return self._observation(), self._info()
+        obs = self._observation()
+        return obs, self._info(obs)
 
     def step(self, action):
         self._require_reset()
-        if self._state.done[0]:
+        state = self._state
+        if state.done[0]:
             raise RuntimeError("the episode is over; call reset() before step()")
-        position = parse_action(action, self.game.num_cards)
-        outcome = core.step(self.game, self._state, np.array([position]))
-        reward = -float(outcome.missed[0])
-        info = self._info()
+        self._action[0] = parse_action(action, self.game.num_cards)
+        outcome, obs = core.step_observe(self.game, state, self._action, self._memory)
+        obs = {key: value[0] for key, value in obs.items()}
+        info = self._info(obs)
         if outcome.second[0] or not outcome.legal[0]:
             info["matched"] = bool(outcome.matched[0])
-        terminated = bool(self._state.done[0])
+        terminated = bool(state.done[0])
         if terminated:
-            info["won"] = bool(core.cleared(self._state)[0])
-        return self._observation(), reward, terminated, False, info
+            info["won"] = bool(core.cleared(state)[0])
+        return obs, -float(outcome.missed[0]), terminated, False, info
 
     def render(self):
         if self.render_mode is None:
@@ -188,11 +191,12 @@ class ConcentrationEnv(gym.Env):
     def _observation(self) -> dict[str, np.ndarray]:
         return {key: value[0] for key, value in core.observe(self.game, self._state, self._memory).items()}
 
-    def _info(self) -> dict[str, Any]:
+    def _info(self, obs: dict[str, np.ndarray]) -> dict[str, Any]:
         state = self._state
+        turns, mismatches = int(state.turns[0]), int(state.mismatches[0])
         return {
-            "action_mask": core.legal_mask(state)[0].astype(np.int8),
-            "mismatches": int(state.mismatches[0]),
-            "pairs": int(state.removed[0].sum()) // 2,
-            "turns": int(state.turns[0]),
+            "action_mask": obs["action_mask"].copy(),
+            "mismatches": mismatches,
+            "pairs": turns - mismatches,  # every turn ends in a capture or a miss
+            "turns": turns,
         }
