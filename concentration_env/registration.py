@@ -8,6 +8,7 @@ from concentration_env.rules import preset_names
 from concentration_env.solitaire import MAX_EPISODE_STEPS
 
 SOLITAIRE_ENTRY_POINT = "concentration_env.solitaire:ConcentrationEnv"
+VECTOR_ENTRY_POINT = "concentration_env.vector:ConcentrationVectorEnv"
 
 
 def preset_env_id(preset: str) -> str:
@@ -21,7 +22,7 @@ def solitaire_env_ids() -> tuple[str, ...]:
 
 
 def register_envs() -> None:
-    """Register every solitaire id; safe to call again."""
+    """Register every solitaire id (with the native vector env for ``gym.make_vec``); safe to call again."""
     specs = {"Concentration-v0": {}} | {preset_env_id(p): {"rules": p} for p in preset_names()}
     for env_id, kwargs in specs.items():
         if env_id in gym.registry:
@@ -29,6 +30,7 @@ def register_envs() -> None:
         gym.register(
             id=env_id,
             entry_point=SOLITAIRE_ENTRY_POINT,
+            vector_entry_point=VECTOR_ENTRY_POINT,
             max_episode_steps=MAX_EPISODE_STEPS,
             kwargs=kwargs,
         )
