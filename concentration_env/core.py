@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -164,7 +165,8 @@ def new_state(game: Game, faces: np.ndarray, first_player: int | np.ndarray = 0)
 # per-operation overhead. The per-card predicates use bitwise, branch-free operators so
 # that the whole-board loops vectorise. NUMBA_DISABLE_JIT=1 runs the same code as Python.
 
-OK, OUT_OF_RANGE, ILLEGAL = 0, 1, 2  # status codes of the step kernel's validation pass
+# Status codes of the kernels' validation (nothing is changed unless OK).
+OK, OUT_OF_RANGE, ILLEGAL, NOT_ONE_RUNNING_GAME = 0, 1, 2, 3
 # Outcome arrays travel through the kernel as two blocks: rows of ``flags`` (bool) and of
 # ``numbers`` (int32), in this order.
 FLAG_FIELDS = ("acted", "legal", "second", "matched", "missed", "ended")
@@ -190,19 +192,81 @@ def _is_legal(removed, first, done, b, i):
     return (not done[b]) & (not removed[b, i]) & (i != first[b])
 
 
+@njit(cache=True, inline="always")
+def _illegal_to_raise(removed, first, done, b, a, params):
+    """The flip ``a`` in game ``b`` is illegal and the rules say illegal flips raise."""
+    return params[PARAM_RAISE] and not done[b] and not _is_legal(removed, first, done, b, a)
+
+
 @njit(cache=True)
-def _validate(removed, first, done, actions, raise_illegal):
+def _validate(removed, first, done, actions, params):
     """(status, game): the first out-of-range action, else the first illegal flip when
     illegal flips must raise, else (OK, -1). Nothing is changed."""
     num_cards = removed.shape[1]
     for b in range(actions.shape[0]):
         if actions[b] < 0 or actions[b] >= num_cards:
             return OUT_OF_RANGE, b
-    if raise_illegal:
-        for b in range(actions.shape[0]):
-            if not done[b] and not _is_legal(removed, first, done, b, actions[b]):
-                return ILLEGAL, b
+    for b in range(actions.shape[0]):
+        if _illegal_to_raise(removed, first, done, b, actions[b], params):
+            return ILLEGAL, b
     return OK, -1
+
+
+@njit(cache=True)
+def _flip(
+    b, a, faces, removed, seen, captured_by, first, shown, player, scores, first_capture,
+    mismatches, turns, done, match, pair_value, params,
+):
+    """Game ``b`` (running) flips card ``a``, in place: THE rules of a flip.
+    Returns (legal, second, matched, missed, gained, ended)."""
+    legal = second = matched = missed = ended = False
+    gained = 0
+    mover = player[b]
+    opened = first[b]
+    # Any flip turns the previous turn's missed pair face down again.
+    shown[b, 0] = NONE
+    shown[b, 1] = NONE
+    if not _is_legal(removed, first, done, b, a):
+        # Undone; ends the turn and counts as an unsuccessful pair.
+        first[b] = NONE
+        missed = True
+    else:
+        legal = True
+        seen[b, a] = True
+        if opened == NONE:
+            first[b] = a
+            return legal, second, matched, missed, gained, ended
+        second = True
+        first[b] = NONE
+        face = faces[b, opened]
+        if match[face, faces[b, a]]:
+            matched = True
+            removed[b, a] = removed[b, opened] = True
+            captured_by[b, a] = captured_by[b, opened] = mover
+            gained = pair_value[face]
+            scores[b, mover] += gained
+            if first_capture[b, mover] == NONE:
+                first_capture[b, mover] = turns[b]
+            ended = True
+            for i in range(faces.shape[1]):
+                if not removed[b, i]:
+                    ended = False
+                    break
+        else:
+            missed = True
+            shown[b, 0] = opened
+            shown[b, 1] = a
+    turns[b] += 1
+    if missed:
+        mismatches[b] += 1
+        max_mismatches = params[PARAM_MAX_MISMATCHES]
+        if max_mismatches > 0 and mismatches[b] >= max_mismatches:
+            ended = True
+    if missed or (matched and params[PARAM_ONE_FLIP]):
+        player[b] = (mover + 1) % scores.shape[1]
+    if ended:
+        done[b] = True
+    return legal, second, matched, missed, gained, ended
 
 
 @njit(cache=True)
@@ -211,77 +275,43 @@ def _step_games(
     mismatches, turns, done, actions, match, pair_value, params, flags, numbers,
 ):
     """Flip ``actions[b]`` in every running game ``b`` (in place) and record the outcome."""
-    one_flip, max_mismatches = params[PARAM_ONE_FLIP], params[PARAM_MAX_MISMATCHES]
-    num_players = scores.shape[1]
-    num_cards = faces.shape[1]
     for b in range(faces.shape[0]):
-        mover = player[b]
-        numbers[MOVER, b] = mover
-        numbers[GAINED, b] = 0
-        for k in range(NUM_FLAGS):
-            flags[k, b] = False
-        if done[b]:
-            continue
-        flags[ACTED, b] = True
-        a = actions[b]
-        opened = first[b]
-        # Any flip turns the previous turn's missed pair face down again.
-        shown[b, 0] = NONE
-        shown[b, 1] = NONE
-        if not _is_legal(removed, first, done, b, a):
-            # Undone; ends the turn and counts as an unsuccessful pair.
-            first[b] = NONE
-            flags[MISSED, b] = True
+        numbers[MOVER, b] = player[b]
+        acted = not done[b]
+        flags[ACTED, b] = acted
+        if acted:
+            legal, second, matched, missed, gained, ended = _flip(
+                b, actions[b], faces, removed, seen, captured_by, first, shown, player, scores,
+                first_capture, mismatches, turns, done, match, pair_value, params)
         else:
-            flags[LEGAL, b] = True
-            seen[b, a] = True
-            if opened == NONE:
-                first[b] = a
-                continue
-            flags[SECOND, b] = True
-            first[b] = NONE
-            face = faces[b, opened]
-            if match[face, faces[b, a]]:
-                flags[MATCHED, b] = True
-                removed[b, a] = removed[b, opened] = True
-                captured_by[b, a] = captured_by[b, opened] = mover
-                gained = pair_value[face]
-                numbers[GAINED, b] = gained
-                scores[b, mover] += gained
-                if first_capture[b, mover] == NONE:
-                    first_capture[b, mover] = turns[b]
-                cleared = True
-                for i in range(num_cards):
-                    if not removed[b, i]:
-                        cleared = False
-                        break
-                flags[ENDED, b] = cleared
-            else:
-                flags[MISSED, b] = True
-                shown[b, 0] = opened
-                shown[b, 1] = a
-        turns[b] += 1
-        if flags[MISSED, b]:
-            mismatches[b] += 1
-            if max_mismatches > 0 and mismatches[b] >= max_mismatches:
-                flags[ENDED, b] = True
-        if flags[MISSED, b] or (flags[MATCHED, b] and one_flip):
-            player[b] = (mover + 1) % num_players
-        if flags[ENDED, b]:
-            done[b] = True
+            legal = second = matched = missed = ended = False
+            gained = 0
+        flags[LEGAL, b] = legal
+        flags[SECOND, b] = second
+        flags[MATCHED, b] = matched
+        flags[MISSED, b] = missed
+        flags[ENDED, b] = ended
+        numbers[GAINED, b] = gained
+
+
+@njit(cache=True, inline="always")
+def _observe_game(b, faces, removed, seen, first, shown, done, memory, cards, up, gone, mask):
+    """Fill one game's observation rows: ``cards``, face up, removed and legal."""
+    for i in range(faces.shape[1]):
+        is_up = _is_face_up(first, shown, b, i)
+        known = (seen[b, i] if memory else is_up) | removed[b, i]
+        cards[i] = (faces[b, i] + 1) * known
+        up[i] = is_up
+        gone[i] = removed[b, i]
+        mask[i] = _is_legal(removed, first, done, b, i)
 
 
 @njit(cache=True)
 def _observe_games(faces, removed, seen, first, shown, done, memory, cards, marks):
     """Fill ``cards`` and the ``marks`` planes (face up, removed, legal) of every game."""
     for b in range(faces.shape[0]):
-        for i in range(faces.shape[1]):
-            is_up = _is_face_up(first, shown, b, i)
-            known = (seen[b, i] if memory else is_up) | removed[b, i]
-            cards[b, i] = (faces[b, i] + 1) * known
-            marks[MARK_FACE_UP, b, i] = is_up
-            marks[MARK_REMOVED, b, i] = removed[b, i]
-            marks[MARK_LEGAL, b, i] = _is_legal(removed, first, done, b, i)
+        _observe_game(b, faces, removed, seen, first, shown, done, memory, cards[b],
+                      marks[MARK_FACE_UP, b], marks[MARK_REMOVED, b], marks[MARK_LEGAL, b])
 
 
 @njit(cache=True)
@@ -290,7 +320,7 @@ def _step_entry(
     mismatches, turns, done, actions, match, pair_value, params, flags, numbers,
 ):
     """Validate, then step every game (one compiled call); returns ``_validate``'s verdict."""
-    status, index = _validate(removed, first, done, actions, params[PARAM_RAISE])
+    status, index = _validate(removed, first, done, actions, params)
     if status == OK:
         _step_games(faces, removed, seen, captured_by, first, shown, player, scores, first_capture,
                     mismatches, turns, done, actions, match, pair_value, params, flags, numbers)
@@ -309,6 +339,30 @@ def _step_observe_entry(
     if status == OK:
         _observe_games(faces, removed, seen, first, shown, done, memory, cards, marks)
     return status, index
+
+
+@njit(cache=True)
+def _step_one_entry(
+    faces, removed, seen, captured_by, first, shown, player, scores, first_capture,
+    mismatches, turns, done, action, match, pair_value, params, memory, cards, marks,
+):
+    """The only game of the batch flips ``action``, then its observation fills ``cards``
+    (n,) and ``marks`` (3, n). Returns (status, *Flip)."""
+    mover = player[0]
+    if faces.shape[0] != 1 or done[0]:
+        status = NOT_ONE_RUNNING_GAME
+    elif action < 0 or action >= faces.shape[1]:
+        status = OUT_OF_RANGE
+    elif _illegal_to_raise(removed, first, done, 0, action, params):
+        status = ILLEGAL
+    else:
+        legal, second, matched, missed, gained, ended = _flip(
+            0, action, faces, removed, seen, captured_by, first, shown, player, scores, first_capture,
+            mismatches, turns, done, match, pair_value, params)
+        _observe_game(0, faces, removed, seen, first, shown, done, memory, cards,
+                      marks[MARK_FACE_UP], marks[MARK_REMOVED], marks[MARK_LEGAL])
+        return OK, mover, legal, second, matched, missed, gained, ended, turns[0], mismatches[0]
+    return status, mover, False, False, False, False, 0, False, turns[0], mismatches[0]
 
 
 @njit(cache=True)
@@ -345,8 +399,8 @@ def known_cards(state: State, memory: bool) -> np.ndarray:
     return (state.seen if memory else face_up(state)) | state.removed
 
 
-def _observation_buffers(shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
-    """Fresh ``cards`` (int16) and ``marks`` (3 int8 planes) arrays for a batch."""
+def _observation_buffers(shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Fresh ``cards`` (int16) and ``marks`` (3 int8 planes) arrays of ``shape``."""
     return np.empty(shape, dtype=FACE_DTYPE), np.empty((len(MARKS), *shape), dtype=FLAG_DTYPE)
 
 
@@ -411,8 +465,21 @@ def check_actions(game: Game, actions: np.ndarray) -> np.ndarray:
     return actions
 
 
+def _raise_verdict(game: Game, state: State, actions: np.ndarray, status: int, index: int) -> None:
+    """Turn a kernel's validation verdict into the error it stands for."""
+    if status == OUT_OF_RANGE:
+        _raise_out_of_range(game, actions, index)
+    if status == ILLEGAL:
+        position = int(actions[index])
+        why = "captured" if state.removed[index, position] else "already face up"
+        raise IllegalFlipError(
+            f"illegal flip at position {position} (game {index}): the card is {why}; "
+            f"flip a face-down card on the table (see the action mask)"
+        )
+
+
 def _step_call(game: Game, state: State, actions, entry, *extra) -> Outcome:
-    """Run a compiled step entry point over the state; raise on its verdict."""
+    """Run a compiled batch step entry point over the state; raise on its verdict."""
     actions = _as_positions(actions)
     batch = state.faces.shape[0]
     if actions.shape != (batch,):
@@ -424,15 +491,7 @@ def _step_call(game: Game, state: State, actions, entry, *extra) -> Outcome:
         state.player, state.scores, state.first_capture, state.mismatches, state.turns, state.done,
         actions, game.match, game.pair_value, game.kernel_params, flags, numbers, *extra,
     )
-    if status == OUT_OF_RANGE:
-        _raise_out_of_range(game, actions, index)
-    if status == ILLEGAL:
-        position = int(actions[index])
-        why = "captured" if state.removed[index, position] else "already face up"
-        raise IllegalFlipError(
-            f"illegal flip at position {position} (game {index}): the card is {why}; "
-            f"flip a face-down card on the table (see the action mask)"
-        )
+    _raise_verdict(game, state, actions, status, index)
     acted, legal, second, matched, missed, ended = flags
     mover, gained = numbers
     return Outcome(mover, acted, legal, second, matched, missed, gained, ended)
@@ -449,10 +508,42 @@ def step(game: Game, state: State, actions: np.ndarray) -> Outcome:
 
 
 def step_observe(game: Game, state: State, actions: np.ndarray, memory: bool) -> tuple[Outcome, dict]:
-    """``step`` then ``observe`` in one compiled call: the hot path of every env."""
+    """``step`` then ``observe`` in one compiled call: the hot path of the batched envs."""
     cards, marks = _observation_buffers(state.faces.shape)
     outcome = _step_call(game, state, actions, _step_observe_entry, memory, cards, marks)
     return outcome, _observation(game, cards, marks)
+
+
+class Flip(NamedTuple):
+    """What one flip did in a single game, as plain Python values (``step_one``'s outcome),
+    with the game's counters after it."""
+
+    mover: int
+    legal: bool
+    second: bool
+    matched: bool
+    missed: bool
+    gained: int
+    ended: bool
+    turns: int
+    mismatches: int
+
+
+def step_one(game: Game, state: State, position: int, memory: bool) -> tuple[Flip, dict[str, np.ndarray]]:
+    """Flip ``position`` in the running game of a batch of one, then observe it: the same
+    rules as ``step`` (one compiled ``_flip``) without per-flip array plumbing, for the
+    single-game envs. Observation arrays are (num_cards,). Errors as ``step``'s."""
+    cards, marks = _observation_buffers(state.faces.shape[1:])
+    result = _step_one_entry(
+        state.faces, state.removed, state.seen, state.captured_by, state.first, state.shown,
+        state.player, state.scores, state.first_capture, state.mismatches, state.turns, state.done,
+        position, game.match, game.pair_value, game.kernel_params, memory, cards, marks,
+    )
+    if result[0] != OK:
+        if result[0] == NOT_ONE_RUNNING_GAME:
+            raise ValueError("step_one needs a batch of exactly one running game")
+        _raise_verdict(game, state, np.array([position]), result[0], 0)
+    return Flip._make(result[1:]), _observation(game, cards, marks)
 
 
 def cleared(state: State) -> np.ndarray:

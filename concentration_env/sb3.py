@@ -9,11 +9,11 @@ check it). ``env_method("action_masks")`` returns each game's legal flips.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from gymnasium import spaces
-from stable_baselines3.common.vec_env import VecEnv, VecMonitor
+from stable_baselines3.common.vec_env import VecEnv
 
 from concentration_env.batch import GameBatch
 from concentration_env.rules import Rules
@@ -128,14 +128,8 @@ class ConcentrationSB3VecEnv(VecEnv):
         ]
 
 
-def make_sb3_vec_env(
-    num_envs: int,
-    rules: Rules | str | None = None,
-    monitor: bool = True,
-    **kwargs: Any,
-) -> VecEnv:
+def make_sb3_vec_env(num_envs: int, rules: Rules | str | None = None, **kwargs: Any) -> ConcentrationSB3VecEnv:
     """An SB3 VecEnv of ``num_envs`` games (``**kwargs``: ``observation_mode``,
-    ``max_episode_steps`` and rule fields). ``monitor`` wraps it in ``VecMonitor`` so SB3
-    logs episode returns and lengths."""
-    venv = ConcentrationSB3VecEnv(num_envs, rules=rules, **kwargs)
-    return VecMonitor(venv) if monitor else venv
+    ``max_episode_steps`` and rule fields). Wrap it in SB3's ``VecMonitor`` to log episode
+    returns and lengths."""
+    return ConcentrationSB3VecEnv(num_envs, rules=rules, **kwargs)

@@ -120,7 +120,6 @@ class ConcentrationEnv(gym.Env):
         self.observation_space = board_space(self.game)
         self.action_space = gym.spaces.Discrete(self.game.num_cards)
         self._state: core.State | None = None
-        self._action = np.zeros(1, dtype=np.intp)  # the batch-of-one action buffer
 
     # -- the public face of the game -------------------------------------------------
     @property
@@ -145,23 +144,20 @@ class ConcentrationEnv(gym.Env):
         faces = core.deal(self.game, self.np_random)
         self._state = core.new_state(self.game, faces[None])
         obs = self._observation()
-        return obs, self._info(obs)
+        return obs, self._info(obs, 0, 0)
 
     def step(self, action):
-        self._require_reset()
         state = self._state
-        if state.done[0]:
+        if state is None or state.done[0]:
+            self._require_reset()
             raise RuntimeError("the episode is over; call reset() before step()")
-        self._action[0] = parse_action(action, self.game.num_cards)
-        outcome, obs = core.step_observe(self.game, state, self._action, self._memory)
-        obs = {key: value[0] for key, value in obs.items()}
-        info = self._info(obs)
-        if outcome.second[0] or not outcome.legal[0]:
-            info["matched"] = bool(outcome.matched[0])
-        terminated = bool(state.done[0])
-        if terminated:
+        flip, obs = core.step_one(self.game, state, parse_action(action, self.game.num_cards), self._memory)
+        info = self._info(obs, flip.turns, flip.mismatches)
+        if flip.second or not flip.legal:
+            info["matched"] = flip.matched
+        if flip.ended:
             info["won"] = bool(core.cleared(state)[0])
-        return obs, -float(outcome.missed[0]), terminated, False, info
+        return obs, -float(flip.missed), flip.ended, False, info
 
     def render(self):
         if self.render_mode is None:
@@ -191,9 +187,7 @@ class ConcentrationEnv(gym.Env):
     def _observation(self) -> dict[str, np.ndarray]:
         return {key: value[0] for key, value in core.observe(self.game, self._state, self._memory).items()}
 
-    def _info(self, obs: dict[str, np.ndarray]) -> dict[str, Any]:
-        state = self._state
-        turns, mismatches = int(state.turns[0]), int(state.mismatches[0])
+    def _info(self, obs: dict[str, np.ndarray], turns: int, mismatches: int) -> dict[str, Any]:
         return {
             "action_mask": obs["action_mask"].copy(),
             "mismatches": mismatches,

@@ -18,7 +18,7 @@ STEPS = 300
 @pytest.mark.parametrize("kwargs", RULE_SETS, ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()))
 def test_same_as_dummy_vec_env_of_single_envs(kwargs):
     kwargs = dict(max_episode_steps=70, **kwargs)
-    ours = make_sb3_vec_env(NUM_ENVS, monitor=False, **kwargs)
+    ours = make_sb3_vec_env(NUM_ENVS, **kwargs)
     reference = DummyVecEnv([lambda: gym.make("Concentration-v0", **kwargs)] * NUM_ENVS)
     assert ours.seed(21) == reference.seed(21)
     assert_same(ours.reset(), reference.reset(), "reset")
@@ -37,8 +37,8 @@ def test_same_as_dummy_vec_env_of_single_envs(kwargs):
 
 
 def test_vec_env_api():
-    venv = make_sb3_vec_env(4, rules="toddler")
-    assert isinstance(venv, VecMonitor) and isinstance(venv.unwrapped, ConcentrationSB3VecEnv)
+    venv = VecMonitor(make_sb3_vec_env(4, rules="toddler"))  # the API also reaches through wrappers
+    assert isinstance(venv.unwrapped, ConcentrationSB3VecEnv)
     assert venv.has_attr("action_masks") and venv.get_attr("rules", indices=[1, 2]) == [venv.unwrapped.rules] * 2
     venv.set_attr("render_mode", None)
     assert venv.env_is_wrapped(gym.Wrapper) == [False] * 4
@@ -58,7 +58,7 @@ def test_vec_env_api():
 def test_maskable_ppo_learns_on_the_adapter():
     sb3_contrib = pytest.importorskip("sb3_contrib")
     # Illegal flips raise under these rules, so training proves the masks reach the policy.
-    venv = make_sb3_vec_env(8, rules="toddler", illegal_action="raise")
+    venv = VecMonitor(make_sb3_vec_env(8, rules="toddler", illegal_action="raise"))
     model = sb3_contrib.MaskablePPO("MultiInputPolicy", venv, n_steps=32, batch_size=128, n_epochs=1,
                                     policy_kwargs={"net_arch": [32]}, seed=0, device="cpu")
     model.learn(total_timesteps=512)
