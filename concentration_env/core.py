@@ -44,19 +44,20 @@ class Game:
     backs: np.ndarray  # (num_cards,) int8 back design at each position (all 0 for plain)
     is_joker: np.ndarray  # (num_faces,) bool
 
-    @property
+    # Derived once (the game is immutable): every flip of the single env reads them.
+    @cached_property
     def num_cards(self) -> int:
         return len(self.deck)
 
-    @property
+    @cached_property
     def num_faces(self) -> int:
         return len(self.faces)
 
-    @property
+    @cached_property
     def num_players(self) -> int:
         return self.rules.num_players
 
-    @property
+    @cached_property
     def checkerboard(self) -> bool:
         return self.rules.backs == "checkerboard"
 
@@ -212,7 +213,7 @@ def _validate(removed, first, done, actions, params):
     return OK, -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # inlined: a call per game would pay refcounting on 17 arrays
 def _flip(
     b, a, faces, removed, seen, captured_by, first, shown, player, scores, first_capture,
     mismatches, turns, done, match, pair_value, params,
@@ -533,7 +534,7 @@ def step_one(game: Game, state: State, position: int, memory: bool) -> tuple[Fli
     """Flip ``position`` in the running game of a batch of one, then observe it: the same
     rules as ``step`` (one compiled ``_flip``) without per-flip array plumbing, for the
     single-game envs. Observation arrays are (num_cards,). Errors as ``step``'s."""
-    cards, marks = _observation_buffers(state.faces.shape[1:])
+    cards, marks = _observation_buffers((game.num_cards,))
     result = _step_one_entry(
         state.faces, state.removed, state.seen, state.captured_by, state.first, state.shown,
         state.player, state.scores, state.first_capture, state.mismatches, state.turns, state.done,
