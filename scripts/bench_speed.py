@@ -279,7 +279,7 @@ def workloads() -> dict[str, Callable[[], Runner]]:
 
 
 def measure(factories: dict[str, Callable[[], Runner]], rounds: int, seconds: float) -> tuple[dict, dict]:
-    """Median steps/s of each workload over interleaved rounds; and the skipped ones with why."""
+    """Steps/s of each workload in every interleaved round; and the skipped ones with why."""
     runners, skipped = {}, {}
     for name, factory in factories.items():
         try:
@@ -294,20 +294,27 @@ def measure(factories: dict[str, Callable[[], Runner]], rounds: int, seconds: fl
             steps, spent = run(seconds)
             samples[name].append(steps / spent)
         print(f"  round {round_index + 1}/{rounds} done", flush=True)
-    return {name: statistics.median(values) for name, values in samples.items()}, skipped
+    return samples, skipped
 
 
-def ratios(rates: dict[str, float]) -> list[dict]:
-    """Each of ours over its peers: POPGym (through gym.make, and the bare class) for the
-    solitaire workloads, connect four for the AEC env."""
+def medians(samples: dict[str, list[float]]) -> dict[str, float]:
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def ratios(samples: dict[str, list[float]]) -> list[dict]:
+    """Each of ours over its peers (POPGym through gym.make and as the bare class for the
+    solitaire workloads, connect four for the AEC env): the median over rounds of the ratio
+    within a round, so that both sides of a ratio saw the same load."""
     out = []
-    for name, rate in rates.items():
+    for name, values in samples.items():
         if name in PEERS or name == VECTOR_CPU:
             continue
         peers = (CONNECT_FOUR,) if "AEC" in name else (POPGYM_MADE, POPGYM_CLASS)
         for peer in peers:
-            if peer in rates:
-                out.append({"ours": name, "peer": peer, "ratio": rate / rates[peer], "target": TARGETS.get(name)})
+            if peer in samples:
+                per_round = [ours / theirs for ours, theirs in zip(values, samples[peer])]
+                out.append({"ours": name, "peer": peer, "ratio": statistics.median(per_round),
+                            "min": min(per_round), "max": max(per_round), "target": TARGETS.get(name)})
     return out
 
 
@@ -317,7 +324,7 @@ def deck_scaling(rounds: int, seconds: float) -> list[dict]:
     for cards, kwargs in DECK_SIZES.items():
         factories[f"single {cards}"] = lambda kwargs=kwargs: single_runner(**kwargs)
         factories[f"vector {cards}"] = lambda kwargs=kwargs: vector_runner(SCALING_VECTOR_ENVS, **kwargs)
-    rates, _ = measure(factories, rounds, seconds)
+    rates = medians(measure(factories, rounds, seconds)[0])
     rows = []
     for cards in DECK_SIZES:
         rows.append({
@@ -383,10 +390,11 @@ def print_table(rates: dict[str, float], relative: list[dict]) -> None:
     print(f"\n{'workload':38s} {'flips/s':>14s}")
     for name, rate in rates.items():
         print(f"{name:38s} {rate:14,.0f}")
-    print(f"\n{'ours':32s} {'peer':38s} {'ratio':>8s} {'target':>7s}")
+    print(f"\n{'ours':32s} {'peer':38s} {'ratio':>8s} {'rounds range':>15s} {'target':>7s}")
     for row in relative:
         target = f"{row['target']:6.1f}x" if row["target"] else ""
-        print(f"{row['ours']:32s} {row['peer']:38s} {row['ratio']:7.2f}x {target:>7s}")
+        spread = f"{row['min']:.2f}-{row['max']:.2f}x"
+        print(f"{row['ours']:32s} {row['peer']:38s} {row['ratio']:7.2f}x {spread:>15s} {target:>7s}")
     for name in ("vector env x4096", VECTOR_CPU):
         if name in rates:
             verdict = "met" if rates[name] >= VECTOR_TARGET_FLIPS else "NOT met"
@@ -395,8 +403,8 @@ def print_table(rates: dict[str, float], relative: list[dict]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (median reported)")
-    parser.add_argument("--seconds", type=float, default=0.5, help="time per workload per round")
+    parser.add_argument("--rounds", type=int, default=9, help="interleaved rounds (median reported)")
+    parser.add_argument("--seconds", type=float, default=0.25, help="time per workload per round")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     parser.add_argument("--train", action="store_true", help="measure MaskablePPO training throughput instead")
     parser.add_argument("--config", type=Path, default=TRAIN_CONFIG, help="training config for --train")
@@ -412,8 +420,8 @@ def main(argv: list[str] | None = None) -> None:
               f"{train['default_one_env_steps_per_cpu_s']:,.0f} per CPU second")
     else:
         print(f"measuring {args.rounds} interleaved rounds of {args.seconds}s per workload ...", flush=True)
-        rates, skipped = measure(workloads(), args.rounds, args.seconds)
-        relative = ratios(rates)
+        samples, skipped = measure(workloads(), args.rounds, args.seconds)
+        rates, relative = medians(samples), ratios(samples)
         print_table(rates, relative)
         print("\ncost per flip vs cards (ns per flip; median of rounds):", flush=True)
         scaling = deck_scaling(max(3, args.rounds // 2), args.seconds)
@@ -426,7 +434,7 @@ def main(argv: list[str] | None = None) -> None:
         memory = vector_peak_memory()
         print(f"\npeak memory of a {memory['num_envs']}-game vector env over {MEMORY_STEPS} steps: "
               f"{memory['peak_mib']:.1f} MiB traced (game state {memory['state_mib']:.2f} MiB)")
-        result = {"flips_per_s": rates, "ratios": relative, "skipped": skipped, "deck_scaling": scaling,
+        result = {"flips_per_s": rates, "flips_per_s_rounds": samples, "ratios": relative, "skipped": skipped, "deck_scaling": scaling,
                   "memory": memory, "rounds": args.rounds, "seconds": args.seconds}
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
