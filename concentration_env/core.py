@@ -407,8 +407,8 @@ def _observation_buffers(shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray
 
 def _observation(game: Game, cards: np.ndarray, marks: np.ndarray) -> dict[str, np.ndarray]:
     """The observation dict over filled buffers."""
-    obs = {"cards": cards, "face_up": marks[MARK_FACE_UP], "removed": marks[MARK_REMOVED],
-           "action_mask": marks[MARK_LEGAL]}
+    up, gone, legal = marks  # the MARKS planes, in order
+    obs = {"cards": cards, "face_up": up, "removed": gone, "action_mask": legal}
     if game.checkerboard:
         obs["back"] = np.broadcast_to(game.backs, cards.shape).copy()
     return obs
@@ -534,7 +534,8 @@ def step_one(game: Game, state: State, position: int, memory: bool) -> tuple[Fli
     """Flip ``position`` in the running game of a batch of one, then observe it: the same
     rules as ``step`` (one compiled ``_flip``) without per-flip array plumbing, for the
     single-game envs. Observation arrays are (num_cards,). Errors as ``step``'s."""
-    cards, marks = _observation_buffers((game.num_cards,))
+    num_cards = game.num_cards
+    cards, marks = np.empty(num_cards, dtype=FACE_DTYPE), np.empty((len(MARKS), num_cards), dtype=FLAG_DTYPE)
     result = _step_one_entry(
         state.faces, state.removed, state.seen, state.captured_by, state.first, state.shown,
         state.player, state.scores, state.first_capture, state.mismatches, state.turns, state.done,
@@ -544,7 +545,7 @@ def step_one(game: Game, state: State, position: int, memory: bool) -> tuple[Fli
         if result[0] == NOT_ONE_RUNNING_GAME:
             raise ValueError("step_one needs a batch of exactly one running game")
         _raise_verdict(game, state, np.array([position]), result[0], 0)
-    return Flip._make(result[1:]), _observation(game, cards, marks)
+    return tuple.__new__(Flip, result[1:]), _observation(game, cards, marks)
 
 
 def cleared(state: State) -> np.ndarray:

@@ -3,8 +3,9 @@
 Every workload plays random legal moves. Only the time spent inside the environment is
 counted (step, reset, and for the SB3 adapter the ``env_method("action_masks")`` call that
 MaskablePPO makes every step); choosing the random move is not. Workloads run in
-interleaved rounds (every workload once per round, so a busy machine slows them alike) and
-the median of the rounds is reported, with each of ours divided by its peer's median:
+interleaved rounds, each round cycling through all of them in short slices (so a busy
+machine slows them alike); the median of the rounds is reported, and each of ours is
+compared with its peer by the median of their within-round ratios:
 
 - the single env through ``gym.make`` and the native vector env vs POPGym's
   ``ConcentrationHard`` (one env, 52 cards; its observation is thinner and it has no masks),
@@ -55,6 +56,7 @@ MEMORY_STEPS = 100
 TRAIN_CONFIG = ROOT / "configs" / "train" / "maskable_throughput.yaml"
 REFERENCE_TRAIN_STEPS = 2048  # one rollout and update of SB3's default MaskablePPO on one env
 CHUNK = 64  # steps between deadline checks
+SLICES = 8  # each workload's time in a round is cut into this many slices, interleaved
 POPGYM_ID = "popgym-ConcentrationHard-v0"
 POPGYM_MADE = "popgym ConcentrationHard (gym.make)"
 POPGYM_CLASS = "popgym ConcentrationHard (class)"
@@ -290,8 +292,15 @@ def measure(factories: dict[str, Callable[[], Runner]], rounds: int, seconds: fl
             print(f"  skipped {name}: {why}", flush=True)
     samples: dict[str, list[float]] = {name: [] for name in runners}
     for round_index in range(rounds):
-        for name, run in runners.items():
-            steps, spent = run(seconds)
+        # Each round cycles through the workloads in short slices, so that a change in the
+        # machine's load within the round reaches every workload alike.
+        totals = {name: [0, 0.0] for name in runners}
+        for _ in range(SLICES):
+            for name, run in runners.items():
+                steps, spent = run(seconds / SLICES)
+                totals[name][0] += steps
+                totals[name][1] += spent
+        for name, (steps, spent) in totals.items():
             samples[name].append(steps / spent)
         print(f"  round {round_index + 1}/{rounds} done", flush=True)
     return samples, skipped
@@ -403,8 +412,8 @@ def print_table(rates: dict[str, float], relative: list[dict]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=9, help="interleaved rounds (median reported)")
-    parser.add_argument("--seconds", type=float, default=0.25, help="time per workload per round")
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (median reported)")
+    parser.add_argument("--seconds", type=float, default=0.4, help="time per workload per round")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     parser.add_argument("--train", action="store_true", help="measure MaskablePPO training throughput instead")
     parser.add_argument("--config", type=Path, default=TRAIN_CONFIG, help="training config for --train")
