@@ -3,9 +3,10 @@
 Nothing here knows about Gymnasium or PettingZoo. ``compile_rules`` turns a ``Rules`` into
 a :class:`Game` (the face deck, a boolean match table, pair values, the back pattern) once;
 a :class:`State` holds a batch of games as arrays of shape ``(batch, ...)``; :func:`step`
-advances every game in the batch by one flip with array operations. The solitaire env,
-the vector env and the multi-player envs are thin adapters over these functions (a single
-game is a batch of one).
+advances every game in the batch by one flip in one compiled (numba) call. The rules of a
+flip are written once, in ``_flip``; ``step``, ``step_observe`` and the batch-of-one fast
+path ``step_one`` all run it. The solitaire env, the vector env and the multi-player envs
+are thin adapters over these functions (a single game is a batch of one).
 
 A turn is two flips. The first flip turns a card face up. The second either captures the
 pair (both cards leave the table, scoring for the mover) or misses (both stay face up for
