@@ -28,11 +28,14 @@ def assert_states_equal(a: core.State, b: core.State) -> None:
 def test_step_one_and_step_observe_equal_step_then_observe(rules, memory):
     game = core.compile_rules(rules)
     rng = np.random.default_rng(7)
-    for _ in range(4):  # games
+    illegal_flips = 0
+    for _ in range(2):  # games
         one = core.new_state(game, core.deal(game, rng)[None])
         fused, batched = one.copy(), one.copy()
         while not one.done[0]:
-            position = int(rng.integers(game.num_cards))  # legal and illegal flips alike
+            legal = np.flatnonzero(core.legal_mask(one)[0])
+            # mostly legal flips, and now and then any card (often an illegal flip)
+            position = int(rng.choice(legal) if rng.random() < 0.8 else rng.integers(game.num_cards))
             try:
                 flip, obs = core.step_one(game, one, position, memory)
             except core.IllegalFlipError as error:
@@ -41,6 +44,7 @@ def test_step_one_and_step_observe_equal_step_then_observe(rules, memory):
                 with pytest.raises(core.IllegalFlipError):
                     core.step_observe(game, fused, np.array([position]), memory)
                 assert_states_equal(one, batched)
+                illegal_flips += 1
                 continue
             outcome = core.step(game, batched, np.array([position]))
             fused_outcome, fused_obs = core.step_observe(game, fused, np.array([position]), memory)
@@ -55,6 +59,8 @@ def test_step_one_and_step_observe_equal_step_then_observe(rules, memory):
             assert (flip.turns, flip.mismatches) == (batched.turns[0], batched.mismatches[0])
             assert_states_equal(one, batched)
             assert_states_equal(fused, batched)
+            illegal_flips += not flip.legal
+    assert illegal_flips > 0  # the illegal-flip paths (undone, or raised) were compared too
 
 
 def test_step_one_errors():
