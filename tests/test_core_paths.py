@@ -32,10 +32,15 @@ def test_step_one_and_step_observe_equal_step_then_observe(rules, memory):
     for _ in range(2):  # games
         one = core.new_state(game, core.deal(game, rng)[None])
         fused, batched = one.copy(), one.copy()
+        tried_face_up = False
         while not one.done[0]:
             legal = np.flatnonzero(core.legal_mask(one)[0])
-            # mostly legal flips, and now and then any card (often an illegal flip)
-            position = int(rng.choice(legal) if rng.random() < 0.8 else rng.integers(game.num_cards))
+            # mostly legal flips, and now and then any card (often an illegal flip); the
+            # card just turned face up once per game, which is always illegal
+            if not tried_face_up and one.first[0] != core.NONE:
+                position, tried_face_up = int(one.first[0]), True
+            else:
+                position = int(rng.choice(legal) if rng.random() < 0.8 else rng.integers(game.num_cards))
             try:
                 flip, obs = core.step_one(game, one, position, memory)
             except core.IllegalFlipError as error:
