@@ -32,6 +32,7 @@ import statistics
 import sys
 import time
 import tracemalloc
+import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -258,8 +259,10 @@ def ours_aec_runner() -> Runner:
 
 
 def connect_four_runner() -> Runner:
-    connect_four = optional(lambda: __import__("pettingzoo.classic.connect_four_v3", fromlist=["x"]),
-                            "pettingzoo classic not importable")
+    with warnings.catch_warnings():  # PettingZoo warns about its module-level creation API
+        warnings.simplefilter("ignore", DeprecationWarning)
+        connect_four = optional(lambda: __import__("pettingzoo.classic.connect_four_v3", fromlist=["x"]),
+                                "pettingzoo classic not importable")
     return aec_runner(connect_four.env)
 
 
