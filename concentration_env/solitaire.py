@@ -198,6 +198,27 @@ class ConcentrationEnv(gym.Env):
         if self._screen is not None:
             self._screen.close()
 
+    # -- snapshots -----------------------------------------------------------------------
+    def get_state(self) -> dict[str, Any]:
+        """A snapshot of the game and the random generator, for search (e.g. MCTS):
+        ``set_state`` brings the env back to exactly this point."""
+        self._require_reset()
+        return {"core": self._state.copy(), "rng": self.np_random.bit_generator.state}
+
+    def set_state(self, snapshot: dict[str, Any]) -> None:
+        """Restore a snapshot taken by ``get_state`` of an env with the same rules."""
+        core_state = snapshot.get("core") if isinstance(snapshot, dict) else None
+        if not isinstance(core_state, core.State) or core_state.faces.shape != (1, self.game.num_cards):
+            raise ValueError(
+                "set_state expects a snapshot from get_state() of an env with the same rules "
+                f"({self.game.num_cards} cards)"
+            )
+        if self._state is None:
+            self._state = core_state.copy()
+        else:
+            self._state.assign(core_state)
+        self.np_random.bit_generator.state = snapshot["rng"]
+
     # -- helpers -------------------------------------------------------------------------
     def _require_reset(self) -> None:
         if self._state is None:
