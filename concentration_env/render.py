@@ -55,7 +55,7 @@ def parse_coordinate(text: str, shape: tuple[int, int], num_cards: int) -> int:
     what was wrong and the allowed range otherwise."""
     rows, cols = shape
     last = coordinate(num_cards - 1, cols)
-    allowed = f"a row letter A..{row_label(rows - 1)} then a column 1..{cols}, e.g. A1 or {last}"
+    allowed = f"a row letter A..{row_label(rows - 1)} then a column number 1..{cols} (A1 to {last})"
     cleaned = "".join(text.split()).upper()
     letters = cleaned.rstrip(string.digits)
     digits = cleaned[len(letters):]
@@ -66,7 +66,7 @@ def parse_coordinate(text: str, shape: tuple[int, int], num_cards: int) -> int:
         row = row * 26 + string.ascii_uppercase.index(letter) + 1
     row, col = row - 1, int(digits) - 1
     if not (0 <= row < rows and 0 <= col < cols) or row * cols + col >= num_cards:
-        raise ValueError(f"{cleaned} is not on the table; expected {allowed} (the last card is {last})")
+        raise ValueError(f"{cleaned} is not on the table; expected {allowed}")
     return row * cols + col
 
 
@@ -108,6 +108,7 @@ SMALL_SCALE = 1  # coordinate tags of fancy layouts
 LINE_H = 8 * TEXT_SCALE + 6  # one status line
 TAG_H = 8 * SMALL_SCALE + 2  # the coordinate tag under a card of a fancy layout
 STATUS_LINES = 2  # score line + status line above every table
+MIN_FRAME_WIDTH = 520  # room for a status line of 40 characters at full size
 SCATTER_SEED = 20_240_607  # fixed: a scatter layout is the same picture every time
 SCATTER_ROOM = 2.4  # table area per card area in a scatter: sparse enough to place quickly
 
@@ -503,27 +504,25 @@ def draw_status(
     to_move: int | None = None,
 ) -> np.ndarray:
     """The band above the table: every player's score (the player to move marked and
-    highlighted) if there are ``scores``, then the lines of ``status``."""
+    highlighted) if there are ``scores``, then the lines of ``status``. A line too long for
+    the band is printed small, so that a game's frames all have one size."""
+    lines = status.split("\n")
+    entries = [f"{'>' if seat == to_move else ' '}{name} {score}  " for seat, (name, score) in enumerate(scores or ())]
+    if len(lines) + bool(entries) > STATUS_LINES:
+        raise ValueError(f"the status band holds {STATUS_LINES} lines, the scores counting as one; got {status!r}")
     image = np.empty((STATUS_LINES * LINE_H + GAP, width, 3), dtype=np.uint8)
     image[:] = FELT_DARK
-    x = MARGIN
-    for seat, (name, score) in enumerate(scores or ()):
-        entry = f"{'>' if seat == to_move else ' '}{name} {score}"
-        draw_text(image, entry, x, GAP, HIGHLIGHT if seat == to_move else INK)
-        x += text_width(entry + "  ")
-    for row, text in enumerate(status.split("\n"), start=1 if scores else 0):
-        draw_text(image, text, MARGIN, GAP + row * LINE_H, INK)
+
+    def fitting(text: str) -> int:
+        return TEXT_SCALE if text_width(text) <= width - 2 * MARGIN else SMALL_SCALE
+
+    scale, x = fitting("".join(entries)), MARGIN
+    for seat, entry in enumerate(entries):
+        draw_text(image, entry, x, GAP, HIGHLIGHT if seat == to_move else INK, scale)
+        x += text_width(entry, scale)
+    for row, text in enumerate(lines, start=1 if entries else 0):
+        draw_text(image, text, MARGIN, GAP + row * LINE_H, INK, fitting(text))
     return image
-
-
-def status_width(status: str, scores: Sequence[tuple[str, int]] | None) -> int:
-    """Width the status band needs for its text; ``ValueError`` if it has too many lines."""
-    lines = status.split("\n")
-    if scores:
-        lines.append("".join(f" {name} {score}  " for name, score in scores))
-    if len(lines) > STATUS_LINES:
-        raise ValueError(f"the status band holds {STATUS_LINES} lines, the scores counting as one; got {status!r}")
-    return 2 * MARGIN + max(text_width(line) for line in lines)
 
 
 def render_tables(
@@ -533,9 +532,10 @@ def render_tables(
     to_move: int | None = None,
     table_shape: str = "grid",
 ) -> np.ndarray:
-    """A frame: the status band, then each table below the other, centred on the felt."""
+    """A frame: the status band, then each table below the other, centred on the felt. Its
+    size depends on the tables' shapes only, never on the text."""
     panels = [draw_table(table, table_shape) for table in tables]
-    width = max([status_width(status, scores)] + [panel.shape[1] for panel in panels])
+    width = max([MIN_FRAME_WIDTH] + [panel.shape[1] for panel in panels])
     frame = [draw_status(width, status, scores, to_move)]
     for panel in panels:
         padded = np.empty((panel.shape[0], width, 3), dtype=np.uint8)
