@@ -44,7 +44,10 @@ def make_bot(spec: str, rules: Rules) -> Policy:
                 f"cannot load the saved model {spec!r}: concentration_env.training.ModelPolicy is not "
                 f"available ({error}); install the train extra: pip install 'concentration-env[train]'"
             ) from None
-        return ModelPolicy(spec, rules)
+        try:
+            return ModelPolicy(spec, rules)
+        except Exception as error:  # whatever the file holds, the user gets one clear line
+            raise ValueError(f"cannot load the saved model {spec!r}: {error}") from None
     try:
         from baselines import make_policy
     except ImportError as error:
