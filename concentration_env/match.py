@@ -21,6 +21,7 @@ from concentration_env.solitaire import ConcentrationEnv
 
 MODEL_SUFFIX = ".zip"  # a saved stable-baselines3 model
 DEFAULT_GIF_FPS = 2
+MISSED_PAIR_SHOWN = 2  # cards face up after a missed pair (one after an opening flip)
 
 
 class Policy(Protocol):
@@ -126,7 +127,8 @@ class Match:
         """Points per seat so far (pairs captured in solitaire)."""
         if self.solitaire:
             return (self._info["pairs"],)
-        return tuple(int(self.env.scores[agent]) for agent in self.env.possible_agents)
+        points = self.env.scores()
+        return tuple(int(points[agent]) for agent in self.env.possible_agents)
 
     def observe(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """What the seat to move sees, and its legal flips (int8)."""
@@ -145,16 +147,19 @@ class Match:
         if self.over:
             raise RuntimeError("the game is over")
         seat, card = self.to_move, self.env.unwrapped.layout[position]
-        legal = bool(self.observe()[1][position])
+        board, mask = self.observe()
+        legal, captured = bool(mask[position]), int(board["removed"].sum())
         if self.solitaire:
             self._observation, _, terminated, truncated, self._info = self.env.step(position)
             self._over = terminated or truncated
-            info = self._info
         else:
-            agent = self.env.agent_selection
             self.env.step(position)
-            info = self.env.infos[agent]
-        return Flip(seat, position, card, legal, "matched" in info, bool(info.get("matched", False)))
+        # Read the turn off the public board: a capture removes two cards, a missed pair
+        # lies face up (two cards), an opening flip shows one.
+        board = self.observe()[0]
+        matched = legal and int(board["removed"].sum()) > captured
+        ends_turn = not legal or matched or int(board["face_up"].sum()) == MISSED_PAIR_SHOWN
+        return Flip(seat, position, card, legal, ends_turn, matched)
 
     def result(self) -> Result:
         """Scores, winners and a summary (of the game so far if it has not ended)."""
