@@ -111,6 +111,7 @@ STATUS_LINES = 2  # score line + status line above every table
 MIN_FRAME_WIDTH = 520  # room for a status line of 40 characters at full size
 SCATTER_SEED = 20_240_607  # fixed: a scatter layout is the same picture every time
 SCATTER_ROOM = 2.4  # table area per card area in a scatter: sparse enough to place quickly
+RING_TWIST = 0.4  # radians each ring of a circle layout turns, so rings do not line up in spokes
 
 FELT = (22, 100, 58)
 FELT_DARK = (16, 76, 44)
@@ -375,7 +376,7 @@ def table_geometry(shape: tuple[int, int], num_cards: int, table_shape: str = "g
         )
         width = MARGIN * 2 + label_w + cols * (CARD_W + GAP) - GAP
         height = label_h + rows * (CARD_H + GAP) - GAP + MARGIN
-        return Geometry(xy.astype(np.int64), width, height, tags=False)
+        return _geometry(xy, width, height, tags=False)
     slot_w, slot_h = CARD_W + GAP, CARD_H + TAG_H + GAP  # a card, its tag and a gap
     centres = {"circle": _circle_centres, "diamond": _diamond_centres, "scatter": _scatter_centres}[table_shape](
         num_cards, slot_w, slot_h
@@ -387,7 +388,14 @@ def table_geometry(shape: tuple[int, int], num_cards: int, table_shape: str = "g
     xy = corners + (MARGIN + GAP // 2, MARGIN + GAP // 2)
     width = int(corners[:, 0].max()) + slot_w + 2 * MARGIN
     height = int(corners[:, 1].max()) + slot_h + 2 * MARGIN
-    return Geometry(xy, width, height, tags=True)
+    return _geometry(xy, width, height, tags=True)
+
+
+def _geometry(xy: np.ndarray, width: int, height: int, tags: bool) -> Geometry:
+    """A read-only Geometry (they are cached and shared)."""
+    xy = xy.astype(np.int64)
+    xy.setflags(write=False)
+    return Geometry(xy, int(width), int(height), tags)
 
 
 def _circle_centres(n: int, slot_w: int, slot_h: int) -> np.ndarray:
@@ -402,13 +410,13 @@ def _circle_centres(n: int, slot_w: int, slot_h: int) -> np.ndarray:
     capacity = np.array(capacity)
     # Share the cards among the rings in proportion to their room (largest remainders).
     share = capacity * n / capacity.sum()
-    counts = np.minimum(np.floor(share).astype(int), capacity)
+    counts = np.floor(share).astype(int)  # share <= capacity, so a ring never overflows
     for ring in np.argsort(-(share - counts), kind="stable")[: n - counts.sum()]:
         counts[ring] += 1
     points = []
     for ring, count in enumerate(counts):
         for k in range(count):
-            angle = -math.pi / 2 + 2 * math.pi * k / count + ring * 0.4
+            angle = -math.pi / 2 + 2 * math.pi * k / count + ring * RING_TWIST
             points.append((ring * step * math.cos(angle), ring * step * math.sin(angle)))
     return np.array(points)
 
