@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from concentration_env.cards import Card
+from concentration_env.policy import Policy, resolve_policy
 from concentration_env.render import RENDER_EXTRA
 from concentration_env.rules import Rules
 from concentration_env.solitaire import ConcentrationEnv
@@ -24,17 +25,9 @@ DEFAULT_GIF_FPS = 2
 MISSED_PAIR_SHOWN = 2  # cards face up after a missed pair (one after an opening flip)
 
 
-class Policy(Protocol):
-    """What a bot is (the protocol of ``baselines``): built with ``Policy(rules)``."""
-
-    def reset(self, seed: int | None = None) -> None: ...
-
-    def act(self, observation: dict[str, np.ndarray], action_mask: np.ndarray) -> int: ...
-
-
 def make_bot(spec: str, rules: Rules) -> Policy:
     """A bot from a baseline name (``baselines.make_policy``) or a saved model's ``.zip`` path
-    (``concentration_env.training.ModelPolicy``); a clear error if neither can be had."""
+    (``concentration_env.training.ModelPolicy``); ``ValueError`` saying why if it cannot be had."""
     if spec.endswith(MODEL_SUFFIX):
         if not Path(spec).is_file():
             raise ValueError(f"no saved model at {spec!r}")
@@ -49,11 +42,7 @@ def make_bot(spec: str, rules: Rules) -> Policy:
             return ModelPolicy(spec, rules)
         except Exception as error:  # whatever the file holds, the user gets one clear line
             raise ValueError(f"cannot load the saved model {spec!r}: {error}") from None
-    try:
-        from baselines import make_policy
-    except ImportError as error:
-        raise ValueError(f"cannot make the bot {spec!r}: the baselines package is not available ({error})") from None
-    return make_policy(spec, rules)
+    return resolve_policy(spec, rules)
 
 
 @dataclass(frozen=True)

@@ -189,3 +189,37 @@ def test_window_play_with_mouse_clicks(monkeypatch):
     assert f"{a2} has already been captured" in text and "The window was closed." in text
     assert match.scores == (1,)
     assert np.array_equal(frame.shape, match.render().shape)
+
+
+class RandomPolicy:
+    """A random legal flip, behind the baselines' policy protocol."""
+
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed=None):
+        pass
+
+    def act(self, observation, action_mask):
+        return int(self.rng.choice(np.flatnonzero(action_mask)))
+
+
+def test_against_bots_to_the_end_screen(monkeypatch):
+    """Seat 1 of 3, typing every coordinate in turn, each twice: captured and face-up ones
+    are refused with a message, and the game runs to its end screen."""
+    rules = Rules.from_preset("toddler", num_players=3)
+    cycle = [R.coordinate(i, rules.shape[1]) for i in range(rules.num_cards) for _ in range(2)]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(cycle * 200) + "\n"))
+    match = Match(rules, "ansi", seed=6)
+    names = ["player_0 (random)", "you", "player_2 (random)"]
+    out = io.StringIO()
+    status = TerminalGame(match, 1, [RandomPolicy(1), RandomPolicy(2)], names, 0.0, None, out).run()
+    text = out.getvalue()
+    assert status == EXIT_FINISHED and match.over
+    assert "player_0 (random) flipped" in text and "player_2 (random) flipped" in text and "you flipped" in text
+    assert "has already been captured" in text and "is already face up" in text
+    scores = match.result().scores
+    assert sum(scores) == rules.num_pairs
+    best = [names[seat] for seat in range(3) if scores[seat] == max(scores)]
+    assert "=== Game over ===" in text and f"Winner{'s' if len(best) > 1 else ''}: {' and '.join(best)}" in text
+    assert "turn " in text and "player_1=" in text  # the multi-player env's own text board

@@ -243,3 +243,58 @@ def test_record_video_wrapper(tmp_path):
     env.close()
     videos = list(tmp_path.glob("*.mp4"))
     assert len(videos) == 1 and videos[0].stat().st_size > 0
+
+
+def test_multiplayer_picture_shows_scores_and_whose_turn():
+    from concentration_env import concentration_v0
+
+    frames = []
+    for _ in range(2):
+        env = concentration_v0.env(num_players=3, rules="toddler", render_mode="rgb_array", table_shape="circle")
+        env.reset(seed=0)
+        first = env.render()
+        for _ in range(4):  # two turns of random legal flips
+            observed = env.observe(env.agent_selection)
+            env.step(RandomPolicy().act(observed["observation"], observed["action_mask"]))
+        frames.append(env.render())
+    assert np.array_equal(frames[0], frames[1]) and frames[0].shape == first.shape
+    band = first[: R.STATUS_LINES * R.LINE_H + R.GAP]
+    expected = R.draw_status(first.shape[1], "turn 1", [("player_0", 0), ("player_1", 0), ("player_2", 0)], 0)
+    assert np.array_equal(band, expected) and colour_in(band, R.HIGHLIGHT)
+
+
+def test_duel_picture_shows_both_layouts():
+    from concentration_env import duel_v0
+
+    env = duel_v0.raw_env(render_mode="rgb_array")
+    env.reset(seed=1)
+    env.step(0)
+    frame = env.render()
+    one_side = R.draw_table(R.Table((4, 13), env.layout[0], [True] + [False] * 51, [False] * 52, None, "x"), "grid")
+    assert frame.shape[0] == R.STATUS_LINES * R.LINE_H + R.GAP + 2 * one_side.shape[0]
+    text_env = duel_v0.raw_env(render_mode="ansi")
+    text_env.reset(seed=1)
+    assert "player_1's layout" in text_env.render()
+
+
+def test_versus_env_renders_pictures():
+    env = gym.make("ConcentrationVs-v0", rules="toddler", opponents=RandomPolicy(), render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3
+
+
+def test_multiplayer_human_mode_shows_the_picture(monkeypatch):
+    pygame = pytest.importorskip("pygame", reason="the render extra (pygame) is not installed")
+    from concentration_env import concentration_v0
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    monkeypatch.setitem(concentration_v0.raw_env.metadata, "render_fps", 1000)
+    human = concentration_v0.raw_env(num_players=2, ranks=2, render_mode="human")
+    twin = concentration_v0.raw_env(num_players=2, ranks=2, render_mode="rgb_array")
+    for env in (human, twin):
+        env.reset(seed=0)
+        env.step(3)
+    shown = pygame.surfarray.array3d(pygame.display.get_surface()).transpose(1, 0, 2)
+    assert np.array_equal(shown, twin.render())
+    human.close()
