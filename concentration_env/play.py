@@ -245,8 +245,9 @@ class TerminalGame:
         if self.match.solitaire:
             lines.append(f"You {result.summary}.")
             return "\n".join(lines)
+        width = max(map(len, self.names))
         for seat, (name, score) in enumerate(zip(self.names, result.scores)):
-            lines.append(f"  {name:<16} {score:>3}{'  winner' if seat in result.winners else ''}")
+            lines.append(f"  {name:<{width}} {score:>3}{'  winner' if seat in result.winners else ''}")
         if self.match.over:
             winners = [self.names[seat] for seat in result.winners]
             tie = " (a tie)" if len(winners) > 1 else ""

@@ -223,3 +223,29 @@ def test_against_bots_to_the_end_screen(monkeypatch):
     best = [names[seat] for seat in range(3) if scores[seat] == max(scores)]
     assert "=== Game over ===" in text and f"Winner{'s' if len(best) > 1 else ''}: {' and '.join(best)}" in text
     assert "turn " in text and "player_1=" in text  # the multi-player env's own text board
+
+
+def test_play_against_named_baselines_through_a_pipe():
+    pytest.importorskip("baselines", reason="bots by name come from the baselines package")
+    rules = Rules.from_preset("toddler", num_players=3)
+    cycle = [R.coordinate(i, rules.shape[1]) for i in range(rules.num_cards)]
+    status, out = run_play(
+        ["--rules", "toddler", "--opponents", "greedy", "random", "--seat", "2", "--seed", "9"], "\n".join(cycle * 60)
+    )
+    assert status == EXIT_FINISHED and "Traceback" not in out, out
+    assert "player_0 (greedy)" in out and "player_1 (random)" in out and "=== Game over ===" in out
+
+
+def test_record_script_writes_a_gif(tmp_path):
+    pytest.importorskip("baselines", reason="policies by name come from the baselines package")
+    pil = pytest.importorskip("PIL.Image", reason="Pillow (render extra) is not installed")
+    out = tmp_path / "duo.gif"
+    done = subprocess.run(
+        [sys.executable, "scripts/record.py", "--rules", "toddler", "--policies", "greedy", "random",
+         "--table-shape", "scatter", "--seed", "1", "--out", str(out)],
+        capture_output=True, text=True, cwd=ROOT, timeout=WAIT_S, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr
+    frames = int(done.stdout.split(": ")[1].split()[0])
+    with pil.open(out) as gif:
+        assert gif.n_frames == frames > 20
