@@ -17,6 +17,7 @@ from concentration_env import render as R
 from concentration_env.match import Match
 from concentration_env.play import EXIT_ABANDONED, EXIT_FINISHED, EXIT_USAGE, TerminalGame, main
 from concentration_env.solitaire import ConcentrationEnv
+from table_helpers import RandomPolicy
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAY = [sys.executable, "-m", "concentration_env.play"]
@@ -198,19 +199,6 @@ def test_window_play_with_mouse_clicks(monkeypatch):
     assert np.array_equal(frame.shape, match.render().shape)
 
 
-class RandomPolicy:
-    """A random legal flip, behind the baselines' policy protocol."""
-
-    def __init__(self, seed):
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed=None):
-        pass
-
-    def act(self, observation, action_mask):
-        return int(self.rng.choice(np.flatnonzero(action_mask)))
-
-
 def test_against_bots_to_the_end_screen(monkeypatch):
     """Seat 1 of 3, typing every coordinate in turn, each twice: captured and face-up ones
     are refused with a message, and the game runs to its end screen."""
@@ -220,7 +208,10 @@ def test_against_bots_to_the_end_screen(monkeypatch):
     match = Match(rules, "ansi", seed=6)
     names = ["player_0 (random)", "you", "player_2 (random)"]
     out = io.StringIO()
-    status = TerminalGame(match, 1, [RandomPolicy(1), RandomPolicy(2)], names, 0.0, None, out).run()
+    bots = [RandomPolicy(), RandomPolicy()]
+    for seed, bot in enumerate(bots):
+        bot.reset(seed=seed)
+    status = TerminalGame(match, 1, bots, names, 0.0, None, out).run()
     text = out.getvalue()
     assert status == EXIT_FINISHED and match.over
     assert "player_0 (random) flipped" in text and "player_2 (random) flipped" in text and "you flipped" in text

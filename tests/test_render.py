@@ -13,19 +13,13 @@ from concentration_env import Card, Rules
 from concentration_env import render as R
 from concentration_env.match import Match, play_out, record_gif
 from concentration_env.solitaire import ConcentrationEnv
+from table_helpers import RandomPolicy
 
 
-class RandomPolicy:
-    """A random legal flip, behind the baselines' policy protocol."""
-
-    def __init__(self, rules=None):
-        self.rng = np.random.default_rng(0)
-
-    def reset(self, seed=None):
-        self.rng = np.random.default_rng(seed)
-
-    def act(self, observation, action_mask):
-        return int(self.rng.choice(np.flatnonzero(action_mask)))
+def seeded_random_policy(seed=0):
+    policy = RandomPolicy()
+    policy.reset(seed=seed)
+    return policy
 
 
 def card_region(env, frame, position):
@@ -61,7 +55,7 @@ def test_every_frame_of_a_game_has_one_size(table_shape):
     """Video writers need it: the text (misses 9 -> 10) never resizes the frame."""
     match = Match(Rules.from_preset("toddler"), "rgb_array", table_shape=table_shape, seed=2)
     shapes = {match.render().shape}
-    play_out(match, [RandomPolicy()], on_flip=lambda flip: shapes.add(match.render().shape))
+    play_out(match, [seeded_random_policy()], on_flip=lambda flip: shapes.add(match.render().shape))
     assert match.over and len(shapes) == 1 and match.result().summary.startswith("cleared")
 
 
@@ -222,9 +216,7 @@ def test_gif_of_a_game_has_every_frame(tmp_path):
         last = np.asarray(gif.convert("RGB"))
     # the GIF's last frame is the picture of the game after 12 flips (the palette is exact)
     match = Match(rules, "rgb_array", seed=1)
-    policy = RandomPolicy()
-    policy.reset(seed=1)
-    play_out(match, [policy], max_flips=12)
+    play_out(match, [seeded_random_policy(1)], max_flips=12)
     assert np.array_equal(last, match.render())
     assert "pairs" in result.summary
 
@@ -236,7 +228,7 @@ def test_record_video_wrapper(tmp_path):
     )
     obs, _ = env.reset(seed=0)
     done = False
-    policy = RandomPolicy()
+    policy = seeded_random_policy()
     while not done:
         obs, _, terminated, truncated, _ = env.step(policy.act(obs, obs["action_mask"]))
         done = terminated or truncated
@@ -253,9 +245,10 @@ def test_multiplayer_picture_shows_scores_and_whose_turn():
         env = concentration_v0.env(num_players=3, rules="toddler", render_mode="rgb_array", table_shape="circle")
         env.reset(seed=0)
         first = env.render()
+        policy = seeded_random_policy()
         for _ in range(4):  # two turns of random legal flips
             observed = env.observe(env.agent_selection)
-            env.step(RandomPolicy().act(observed["observation"], observed["action_mask"]))
+            env.step(policy.act(observed["observation"], observed["action_mask"]))
         frames.append(env.render())
     assert np.array_equal(frames[0], frames[1]) and frames[0].shape == first.shape
     band = first[: R.STATUS_LINES * R.LINE_H + R.GAP]
@@ -278,7 +271,7 @@ def test_duel_picture_shows_both_layouts():
 
 
 def test_versus_env_renders_pictures():
-    env = gym.make("ConcentrationVs-v0", rules="toddler", opponents=RandomPolicy(), render_mode="rgb_array")
+    env = gym.make("ConcentrationVs-v0", rules="toddler", opponents=seeded_random_policy(), render_mode="rgb_array")
     env.reset(seed=0)
     frame = env.render()
     assert frame.dtype == np.uint8 and frame.ndim == 3
