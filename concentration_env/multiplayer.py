@@ -16,7 +16,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from concentration_env import core, scoring
-from concentration_env.render import Screen, Table, check_table_shape, render_ansi, render_tables
+from concentration_env.render import Screen, Table, check_render_mode, check_table_shape, render_ansi, render_tables
 from concentration_env.rules import Rules, resolve_rules
 from concentration_env.solitaire import check_observation_mode
 from concentration_env.spaces import board_space, parse_action
@@ -72,12 +72,6 @@ def table_observation_space(board: spaces.Dict, players: int, game: core.Game) -
     return spaces.Dict({"observation": spaces.Dict(fields), "action_mask": board["action_mask"]})
 
 
-def check_render_mode(render_mode: str | None) -> None:
-    """Validate a render mode for the multi-player envs."""
-    if render_mode is not None and render_mode not in RENDER_MODES:
-        raise ValueError(f"invalid render_mode={render_mode!r}; allowed: None | {' | '.join(map(repr, RENDER_MODES))}")
-
-
 def wrap(env: AECEnv) -> AECEnv:
     """PettingZoo's standard wrappers for a classic env: action bounds and call order."""
     return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(env))
@@ -100,9 +94,8 @@ class TableEnv(AECEnv):
     ) -> None:
         """Validate the table settings and build the agents and spaces."""
         self._memory = check_observation_mode(observation_mode)
-        check_render_mode(render_mode)
         self.observation_mode = observation_mode
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode, self.metadata)
         self.table_shape = check_table_shape(table_shape)
         self._screen = Screen(self.metadata["render_fps"]) if render_mode == "human" else None
         self.first_player = seat_of(first_player, players)
