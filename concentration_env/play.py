@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import yaml
+from gymnasium.error import DependencyNotInstalled
 
 from concentration_env.match import MODEL_SUFFIX, Flip, Match, Policy, make_bot
 from concentration_env.render import (
@@ -278,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
             observation_mode=args.observation_mode,
             seed=args.seed,
         )
-    except (ValueError, ImportError) as error:
+    except (ValueError, DependencyNotInstalled) as error:
         print(f"concentration-play: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 2**31)

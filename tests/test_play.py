@@ -116,6 +116,12 @@ def test_bad_arguments_get_one_clear_error(args, message, capsys):
     assert message in capsys.readouterr().err
 
 
+def test_window_without_pygame_names_the_extra(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "pygame", None)  # makes `import pygame` fail
+    assert main(["--window"]) == EXIT_USAGE
+    assert "concentration-env[render]" in capsys.readouterr().err
+
+
 def test_a_saved_model_that_cannot_be_loaded_is_a_clear_error(tmp_path, capsys):
     model = tmp_path / "broken.zip"
     model.write_bytes(b"not a model")
