@@ -13,5 +13,5 @@ fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet torch==2.13.0
-.venv/bin/python -m pip install --quiet -e ".[train,dev]"
+.venv/bin/python -m pip install --quiet -e ".[train,dev,render]"
 echo "$want" > "$stamp"
