@@ -19,8 +19,8 @@ BENCHMARK_CONFIG = ROOT / "configs/benchmark/headline.yaml"
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--timesteps", type=int, default=20_000, help="length of the short training run")
-    parser.add_argument("--games", type=int, default=500, help="games per benchmark row")
+    parser.add_argument("--timesteps", type=int, default=10_000, help="length of the short training run")
+    parser.add_argument("--games", type=int, default=300, help="games per benchmark row")
     args = parser.parse_args()
     print(f"1/2 training {TRAIN_CONFIG.name} for {args.timesteps} steps (the committed model had the full run)")
     config = load_config(TRAIN_CONFIG, [f"total_timesteps={args.timesteps}", f"eval_freq={args.timesteps // 2}",

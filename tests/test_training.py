@@ -23,7 +23,7 @@ SMALL = {
     "solitaire_ppo": ["rules=toddler", "num_envs=4", "hyperparameters.n_steps=64", "hyperparameters.batch_size=64",
                       "hyperparameters.n_epochs=2"],
     "visible_recurrent": ["rules.pairs=3", "num_envs=8", "hyperparameters.n_steps=32", "hyperparameters.n_epochs=1"],
-    "duel2p_ppo": ["rules.ranks=2", "num_envs=4", "hyperparameters.n_steps=64", "hyperparameters.batch_size=64",
+    "duel2p_ppo": ["rules.ranks=3", "num_envs=4", "hyperparameters.n_steps=64", "hyperparameters.batch_size=64",
                    "hyperparameters.n_epochs=2"],
     "maskable_throughput": ["rules=toddler", "num_envs=4", "hyperparameters.n_steps=64",
                             "hyperparameters.batch_size=64", "hyperparameters.n_epochs=2"],
