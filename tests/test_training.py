@@ -100,3 +100,21 @@ def test_ctrl_c_saves_the_model(tmp_path, monkeypatch):
     assert summary["interrupted"] and summary["timesteps"] < 100000
     assert (run_dir / "final_model.zip").is_file()
     ModelPolicy(run_dir).reset()
+
+
+def test_recurrent_record_of_seen_faces_uses_only_observations():
+    import torch
+
+    from concentration_env.training.recurrent import remember
+
+    def obs(cards, removed):
+        return {"cards": torch.tensor([cards]), "removed": torch.tensor([removed])}
+
+    recalled = torch.zeros(1, 4, dtype=torch.long)
+    recalled = remember(recalled, obs([0, 3, 0, 0], [0, 0, 0, 0]), torch.tensor([1.0]))
+    recalled = remember(recalled, obs([0, 0, 2, 0], [0, 0, 0, 0]), torch.tensor([0.0]))
+    assert recalled.tolist() == [[0, 3, 2, 0]]  # both faces remembered after they turned down
+    recalled = remember(recalled, obs([0, 0, 0, 0], [0, 1, 0, 0]), torch.tensor([0.0]))
+    assert recalled.tolist() == [[0, 0, 2, 0]]  # captured cards are forgotten
+    recalled = remember(recalled, obs([1, 0, 0, 0], [0, 0, 0, 0]), torch.tensor([1.0]))
+    assert recalled.tolist() == [[1, 0, 0, 0]]  # a new episode starts from nothing

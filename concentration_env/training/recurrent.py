@@ -8,8 +8,12 @@ defaults; this learner is written for the game instead:
   positions sharing one ``GRUCell``. Each step a card's input is what is visible of it now
   (its face one-hot while face up, captured, legal, first card of the turn) plus the turn
   context, so remembering "the card at 17 is the queen of hearts" is one cell's job.
-- **Matching by attention**: a card's logit adds a learned score between its memory and the
-  memory of the turn's first card, which is how "flip the known partner" is expressed.
+- **Face read-out**: a linear read-out of each card's memory predicts which face lies there
+  (or "not seen"), trained with a self-supervised loss (``recall_coef``) against the
+  agent's own record of the faces it has been shown (:func:`remember`, built from its
+  observations alone: no hidden state). A card's logit then uses the probability, through
+  the rules' match table, that it pairs with the turn's first card: "flip the known
+  partner" needs no learning of the matching rule itself.
 - **PPO with truncated BPTT over the rollout**: rollouts of ``n_steps`` for all envs at once;
   each epoch replays whole env sequences from the stored start state, with the memory
   zeroed at episode starts; minibatches split the envs.
