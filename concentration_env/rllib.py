@@ -1,0 +1,328 @@
+"""Scale-out training with RLlib on Ray: the multi-player env as an RLlib multi-agent env,
+PPO with action masking, and playback of a trained checkpoint.
+
+Nothing here is imported by ``concentration_env`` itself, and Ray is imported only inside the
+functions that need it, so the config and the observation encoding work without the
+``rllib`` extra (``pip install -e ".[rllib]"``).
+
+The pieces:
+
+- :class:`RLlibConfig`: one training run (rules, seats, env runners, PPO settings), read from
+  YAML by :meth:`RLlibConfig.from_yaml`; an unknown key fails naming it.
+- :class:`MaskedFlatObservation`: a PettingZoo wrapper that turns the classic observation
+  ``{"observation": Dict(...), "action_mask": int8}`` into the form RLlib's action-masking
+  RLModule reads, ``{"observations": flat float32, "action_mask": float32}``; RLlib's own
+  :class:`~ray.rllib.env.wrappers.pettingzoo_env.PettingZooEnv` then turns the AEC env into a
+  ``MultiAgentEnv`` (only the seat to move observes; rewards reach a seat when it next moves
+  or when the game ends).
+- :func:`build_algorithm`: PPO on the new API stack, one policy shared by every seat
+  (self-play) or one per seat, env runners scaled by the config.
+- :class:`RLlibPolicy`: a trained module behind the baselines' policy protocol
+  (``reset(seed)``, ``act(observation, action_mask) -> int``), loaded without starting Ray.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from pettingzoo.utils.wrappers import BaseWrapper
+
+from concentration_env.rules import Rules, load_yaml_mapping, resolve_rules
+from concentration_env.solitaire import check_observation_mode
+
+ENV_NAME = "concentration_multiagent"
+SHARED_MODULE = "shared"  # module id of the self-play policy every seat uses
+POLICY_SHARING = ("shared", "per_seat")
+CONFIG_FILE = "concentration_rllib.yaml"  # the run's config, saved next to the checkpoint
+INSTALL_HINT = 'RLlib is not installed: pip install -e ".[rllib]" (see the README, "Scale-out with RLlib")'
+MASK_KEY = "action_mask"
+OBS_KEY = "observations"  # the key RLlib's action-masking module expects
+INT_MINIMA = {"num_players": 2, "num_env_runners": 0, "num_envs_per_env_runner": 1, "iterations": 1,
+              "seed": 0, "train_batch_size": 1, "minibatch_size": 1, "num_epochs": 1}
+FLOAT_RANGES = {"lr": (0.0, 1.0), "gamma": (0.0, 1.0), "entropy_coeff": (0.0, 1.0)}
+
+
+@dataclass(frozen=True)
+class RLlibConfig:
+    """One RLlib training run; every field is a key of the YAML config."""
+
+    rules: str | dict | None = None  # a preset name, a mapping of Rules fields, or None (defaults)
+    num_players: int = 2
+    observation_mode: str = "memory"
+    policy: str = "shared"  # "shared": one self-play policy; "per_seat": one policy per seat
+    num_env_runners: int = 2  # sampling actors; 0 samples in the driver
+    num_envs_per_env_runner: int = 1
+    iterations: int = 20
+    seed: int = 0
+    checkpoint_dir: str = "runs/rllib/concentration_2p"
+    train_batch_size: int = 4000  # env steps per training iteration
+    minibatch_size: int = 256
+    num_epochs: int = 10
+    lr: float = 3e-4
+    gamma: float = 0.99
+    entropy_coeff: float = 0.01
+    hidden: tuple[int, ...] = field(default=(256, 256))
+
+    def __post_init__(self) -> None:
+        check_observation_mode(self.observation_mode)
+        if self.policy not in POLICY_SHARING:
+            raise ValueError(f"invalid policy={self.policy!r}; allowed: {', '.join(map(repr, POLICY_SHARING))}")
+        for name, low in INT_MINIMA.items():
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise ValueError(f"invalid {name}={value!r}; allowed: an int >= {low}")
+        for name, (low, high) in FLOAT_RANGES.items():
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not low <= value <= high:
+                raise ValueError(f"invalid {name}={value!r}; allowed: a number from {low} to {high}")
+        if not isinstance(self.checkpoint_dir, str) or not self.checkpoint_dir:
+            raise ValueError(f"invalid checkpoint_dir={self.checkpoint_dir!r}; allowed: a directory path")
+        if not isinstance(self.hidden, (tuple, list)) or not all(isinstance(h, int) and h > 0 for h in self.hidden):
+            raise ValueError(f"invalid hidden={self.hidden!r}; allowed: a list of positive layer sizes")
+        object.__setattr__(self, "hidden", tuple(self.hidden))
+        self.game_rules()  # a bad rules entry fails here, naming the rule field
+
+    @classmethod
+    def from_mapping(cls, data: dict, source: str = "config") -> "RLlibConfig":
+        """Build from a mapping; an unknown key raises ValueError naming it and the allowed keys."""
+        allowed = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(data) - set(allowed))
+        if unknown:
+            raise ValueError(f"{source}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(allowed)}")
+        try:
+            return cls(**data)
+        except ValueError as error:
+            raise ValueError(f"{source}: {error}") from None
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> "RLlibConfig":
+        """Read a YAML config file (errors name the file)."""
+        path = Path(path)
+        return cls.from_mapping(load_yaml_mapping(path), source=str(path))
+
+    def to_mapping(self) -> dict:
+        """Plain data for YAML (the inverse of :meth:`from_mapping`)."""
+        data = dataclasses.asdict(self)
+        data["hidden"] = list(self.hidden)
+        return data
+
+    def game_rules(self) -> Rules:
+        """The resolved rules of the game, for ``num_players`` seats."""
+        if isinstance(self.rules, dict):
+            return Rules.from_mapping({**self.rules, "num_players": self.num_players}, source="rules")
+        return resolve_rules(self.rules, num_players=self.num_players)
+
+    def env_config(self) -> dict:
+        """What RLlib hands to :func:`make_multiagent_env` on every env runner."""
+        return {"rules": self.game_rules(), "observation_mode": self.observation_mode}
+
+    def module_ids(self) -> list[str]:
+        """The RLModules this run trains."""
+        if self.policy == "shared":
+            return [SHARED_MODULE]
+        return [f"player_{seat}" for seat in range(self.num_players)]
+
+
+def flat_space(space: gym.spaces.Space) -> gym.spaces.Box:
+    """The flat float32 Box an observation space encodes to (one-hot for discrete parts)."""
+    flat = gym.spaces.flatten_space(space)
+    return gym.spaces.Box(flat.low.astype(np.float32), flat.high.astype(np.float32), dtype=np.float32)
+
+
+def encode(space: gym.spaces.Space, observation: Any) -> np.ndarray:
+    """One observation of ``space`` as the flat float32 vector of :func:`flat_space`."""
+    return gym.spaces.flatten(space, observation).astype(np.float32)
+
+
+class MaskedFlatObservation(BaseWrapper):
+    """PettingZoo wrapper: classic ``{"observation", "action_mask"}`` observations become
+    ``{"observations": flat float32, "action_mask": float32}`` (RLlib's masking layout)."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        self._inner = {agent: env.observation_space(agent)["observation"] for agent in env.possible_agents}
+        self._spaces = {
+            agent: gym.spaces.Dict({
+                MASK_KEY: gym.spaces.Box(0.0, 1.0, env.observation_space(agent)[MASK_KEY].shape, np.float32),
+                OBS_KEY: flat_space(self._inner[agent]),
+            })
+            for agent in env.possible_agents
+        }
+
+    def observation_space(self, agent: str) -> gym.spaces.Dict:
+        return self._spaces[agent]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        observation = self.env.observe(agent)
+        return {
+            MASK_KEY: np.asarray(observation[MASK_KEY], dtype=np.float32),
+            OBS_KEY: encode(self._inner[agent], observation["observation"]),
+        }
+
+
+def make_aec_env(rules: Rules, observation_mode: str):
+    """The package's multi-player PettingZoo env for these rules."""
+    from concentration_env import concentration_v0
+
+    return concentration_v0.env(rules=rules, observation_mode=observation_mode)
+
+
+def make_multiagent_env(env_config: dict):
+    """RLlib env creator: the masked, flattened multi-player env as an RLlib MultiAgentEnv."""
+    from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+
+    return PettingZooEnv(MaskedFlatObservation(make_aec_env(**env_config)))
+
+
+def require_ray() -> None:
+    """Fail with the install hint when the ``rllib`` extra is missing."""
+    try:
+        import ray.rllib  # noqa: F401
+    except ImportError as error:
+        raise ImportError(INSTALL_HINT) from error
+
+
+def module_spec(config: RLlibConfig):
+    """The RLModule spec: RLlib's PPO action-masking module with ``hidden`` layers."""
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+
+    model = {"fcnet_hiddens": list(config.hidden), "fcnet_activation": "relu"}
+    specs = {mid: RLModuleSpec(module_class=ActionMaskingTorchRLModule, model_config=model) for mid in config.module_ids()}
+    return MultiRLModuleSpec(rl_module_specs=specs)
+
+
+def shared_mapping(agent_id, episode, **kwargs) -> str:
+    """Every seat plays the one shared module (self-play)."""
+    return SHARED_MODULE
+
+
+def seat_mapping(agent_id, episode, **kwargs) -> str:
+    """Each seat plays its own module, named after the agent."""
+    return agent_id
+
+
+def ppo_config(config: RLlibConfig):
+    """The PPO algorithm config for a run (new API stack)."""
+    require_ray()
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.tune.registry import register_env
+
+    register_env(ENV_NAME, make_multiagent_env)
+    return (
+        PPOConfig()
+        .environment(env=ENV_NAME, env_config=config.env_config())
+        .env_runners(num_env_runners=config.num_env_runners, num_envs_per_env_runner=config.num_envs_per_env_runner)
+        .multi_agent(
+            policies=set(config.module_ids()),
+            policy_mapping_fn=shared_mapping if config.policy == "shared" else seat_mapping,
+        )
+        .rl_module(rl_module_spec=module_spec(config))
+        .training(
+            train_batch_size_per_learner=config.train_batch_size,
+            minibatch_size=config.minibatch_size,
+            num_epochs=config.num_epochs,
+            lr=config.lr,
+            gamma=config.gamma,
+            entropy_coeff=config.entropy_coeff,
+        )
+        .debugging(seed=config.seed)
+    )
+
+
+def build_algorithm(config: RLlibConfig):
+    """A PPO ``Algorithm`` ready to ``train()`` (needs a running or startable Ray)."""
+    return ppo_config(config).build_algo()
+
+
+def save_checkpoint(algorithm, config: RLlibConfig, path: str | Path | None = None) -> Path:
+    """Save the algorithm and the run's config (which :class:`RLlibPolicy` reads back)."""
+    import yaml
+
+    path = Path(path or config.checkpoint_dir).absolute()
+    algorithm.save_to_path(str(path))
+    (path / CONFIG_FILE).write_text(yaml.safe_dump(config.to_mapping(), sort_keys=False))
+    return path
+
+
+def episode_stats(result: dict) -> dict[str, float]:
+    """The headline numbers of one ``Algorithm.train()`` result (those present)."""
+    runners = result.get("env_runners", {})
+    keys = ("episode_return_mean", "episode_len_mean", "num_episodes", "num_env_steps_sampled_lifetime")
+    return {key: runners[key] for key in keys if key in runners}
+
+
+class RLlibPolicy:
+    """A module of an RLlib checkpoint playing one seat, behind the baselines' protocol.
+
+    ``RLlibPolicy(checkpoint, rules)`` loads the trained RLModule (no Ray cluster needed) and
+    checks that ``rules`` (a ``Rules``, a preset name, or None for the rules it was trained
+    on) give the observation it was trained on. ``act(observation, action_mask)`` takes the
+    multi-player env's observation (the inner Dict with ``scores``, or the whole classic
+    ``{"observation", "action_mask"}``) and returns a legal position: the most likely one,
+    or with ``explore=True`` a sample from the masked action distribution (greedy play of a
+    weak policy can retry one mismatched pair forever, so cap the game length when playing
+    it greedily). ``seat`` picks the
+    module of that seat when the run trained one policy per seat.
+    """
+
+    def __init__(self, checkpoint: str | Path, rules: Rules | str | None = None, *, seat: int = 0,
+                 explore: bool = False):
+        require_ray()
+        import torch
+        from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
+        from ray.rllib.core.rl_module.rl_module import RLModule
+
+        checkpoint = Path(checkpoint)
+        config_path = checkpoint / CONFIG_FILE
+        if not config_path.is_file():
+            raise ValueError(f"{checkpoint}: not a checkpoint of scripts/train_rllib.py (no {CONFIG_FILE})")
+        self.config = RLlibConfig.from_yaml(config_path)
+        trained = self.config.game_rules()
+        self.rules = trained if rules is None else resolve_rules(rules, num_players=trained.num_players)
+        module_ids = self.config.module_ids()
+        module_id = module_ids[0] if self.config.policy == "shared" else module_ids[seat]
+        path = checkpoint / COMPONENT_LEARNER_GROUP / COMPONENT_LEARNER / COMPONENT_RL_MODULE / module_id
+        self.module = RLModule.from_checkpoint(str(path))
+        self.module.eval()
+        self._space = make_aec_env(self.rules, self.config.observation_mode).observation_space("player_0")["observation"]
+        expected = self.module.observation_space[OBS_KEY]
+        if flat_space(self._space).shape != expected.shape:
+            raise ValueError(
+                f"rules {self.rules} give observations of size {flat_space(self._space).shape[0]}, but the "
+                f"checkpoint was trained on size {expected.shape[0]} (its rules: {trained})"
+            )
+        self.explore = explore
+        self._torch = torch
+        self._rng = np.random.default_rng()
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start a game; ``seed`` seeds the sampling used with ``explore=True``."""
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+
+    def act(self, observation: dict, action_mask: np.ndarray) -> int:
+        """The position to flip."""
+        if "observation" in observation:
+            observation = observation["observation"]
+        mask = np.asarray(action_mask, dtype=np.float32)
+        if not mask.any():
+            raise ValueError("action_mask allows no flip; this seat is not on turn")
+        torch = self._torch
+        batch = {"obs": {
+            OBS_KEY: torch.from_numpy(encode(self._space, observation))[None],
+            MASK_KEY: torch.from_numpy(mask)[None],
+        }}
+        with torch.no_grad():
+            logits = self.module.forward_inference(batch)["action_dist_inputs"][0].numpy()
+        logits = np.where(mask > 0, logits, -np.inf)
+        if not self.explore:
+            return int(np.argmax(logits))
+        probs = np.exp(logits - logits.max())
+        return int(self._rng.choice(len(probs), p=probs / probs.sum()))
