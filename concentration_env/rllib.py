@@ -252,10 +252,15 @@ def save_checkpoint(algorithm, config: RLlibConfig, path: str | Path | None = No
 
 
 def episode_stats(result: dict) -> dict[str, float]:
-    """The headline numbers of one ``Algorithm.train()`` result (those present)."""
+    """The headline numbers of one ``Algorithm.train()`` result (those present): flips per
+    game, games and steps sampled, and each seat's mean return (``return/player_0``, ...;
+    the all-seat return is uninformative: under ``reward_mode="pairs"`` it is every pair)."""
     runners = result.get("env_runners", {})
-    keys = ("episode_return_mean", "episode_len_mean", "num_episodes", "num_env_steps_sampled_lifetime")
-    return {key: runners[key] for key in keys if key in runners}
+    keys = ("episode_len_mean", "num_episodes", "num_env_steps_sampled_lifetime")
+    stats = {key: float(runners[key]) for key in keys if key in runners}
+    for agent, value in sorted(runners.get("agent_episode_returns_mean", {}).items()):
+        stats[f"return/{agent}"] = float(value)
+    return stats
 
 
 class RLlibPolicy:

@@ -33,7 +33,7 @@ def main() -> None:
         start = time.perf_counter()
         for iteration in range(1, config.iterations + 1):
             stats = episode_stats(algorithm.train())
-            shown = "  ".join(f"{key}={float(value):.3g}" for key, value in stats.items())
+            shown = "  ".join(f"{key}={value:.3g}" for key, value in stats.items())
             print(f"iteration {iteration}/{config.iterations} ({time.perf_counter() - start:.0f}s): {shown}", flush=True)
         path = save_checkpoint(algorithm, config, args.checkpoint_dir)
         print(f"checkpoint: {path}")
