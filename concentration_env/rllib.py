@@ -273,38 +273,38 @@ class RLlibPolicy:
     ``{"observation", "action_mask"}``) and returns a legal position: the most likely one,
     or with ``explore=True`` a sample from the masked action distribution (greedy play of a
     weak policy can retry one mismatched pair forever, so cap the game length when playing
-    it greedily). ``seat`` picks the
-    module of that seat when the run trained one policy per seat.
+    it greedily). ``seat`` (an index or agent name) picks that seat's module when the run
+    trained one policy per seat.
     """
 
-    def __init__(self, checkpoint: str | Path, rules: Rules | str | None = None, *, seat: int = 0,
+    def __init__(self, checkpoint: str | Path, rules: Rules | str | None = None, *, seat: int | str = 0,
                  explore: bool = False):
         require_ray()
-        import torch
         from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
         from ray.rllib.core.rl_module.rl_module import RLModule
 
-        checkpoint = Path(checkpoint)
+        from concentration_env.multiplayer import seat_of
+
+        checkpoint = Path(checkpoint).absolute()
         config_path = checkpoint / CONFIG_FILE
         if not config_path.is_file():
             raise ValueError(f"{checkpoint}: not a checkpoint of scripts/train_rllib.py (no {CONFIG_FILE})")
         self.config = RLlibConfig.from_yaml(config_path)
         trained = self.config.game_rules()
         self.rules = trained if rules is None else resolve_rules(rules, num_players=trained.num_players)
-        module_ids = self.config.module_ids()
-        module_id = module_ids[0] if self.config.policy == "shared" else module_ids[seat]
+        seat = seat_of(seat, trained.num_players, "seat")
+        module_id = self.config.module_ids()[0 if self.config.policy == "shared" else seat]
         path = checkpoint / COMPONENT_LEARNER_GROUP / COMPONENT_LEARNER / COMPONENT_RL_MODULE / module_id
         self.module = RLModule.from_checkpoint(str(path))
         self.module.eval()
         self._space = make_aec_env(self.rules, self.config.observation_mode).observation_space("player_0")["observation"]
-        expected = self.module.observation_space[OBS_KEY]
-        if flat_space(self._space).shape != expected.shape:
+        size, trained_size = flat_space(self._space).shape[0], self.module.observation_space[OBS_KEY].shape[0]
+        if size != trained_size:
             raise ValueError(
-                f"rules {self.rules} give observations of size {flat_space(self._space).shape[0]}, but the "
-                f"checkpoint was trained on size {expected.shape[0]} (its rules: {trained})"
+                f"rules {self.rules} give observations of size {size}, but the checkpoint was trained "
+                f"on size {trained_size} (its rules: {trained})"
             )
         self.explore = explore
-        self._torch = torch
         self._rng = np.random.default_rng()
 
     def reset(self, seed: int | None = None) -> None:
@@ -314,18 +314,20 @@ class RLlibPolicy:
 
     def act(self, observation: dict, action_mask: np.ndarray) -> int:
         """The position to flip."""
+        import torch
+        from ray.rllib.core.columns import Columns
+
         if "observation" in observation:
             observation = observation["observation"]
         mask = np.asarray(action_mask, dtype=np.float32)
         if not mask.any():
             raise ValueError("action_mask allows no flip; this seat is not on turn")
-        torch = self._torch
-        batch = {"obs": {
+        batch = {Columns.OBS: {
             OBS_KEY: torch.from_numpy(encode(self._space, observation))[None],
             MASK_KEY: torch.from_numpy(mask)[None],
         }}
         with torch.no_grad():
-            logits = self.module.forward_inference(batch)["action_dist_inputs"][0].numpy()
+            logits = self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS][0].numpy()
         logits = np.where(mask > 0, logits, -np.inf)
         if not self.explore:
             return int(np.argmax(logits))

@@ -151,3 +151,7 @@ def test_train_checkpoint_restore_and_play(local_ray, tmp_path):
     assert flips >= rules.num_cards
     with pytest.raises(ValueError, match="trained on size"):
         RLlibPolicy(path, "toddler")
+    with pytest.raises(ValueError, match="seat"):
+        RLlibPolicy(path, seat=2)
+    with pytest.raises(ValueError, match="not a checkpoint"):
+        RLlibPolicy(tmp_path)
