@@ -32,8 +32,10 @@ import gymnasium as gym
 import numpy as np
 from pettingzoo.utils.wrappers import BaseWrapper
 
+from concentration_env.core import compile_rules
 from concentration_env.rules import Rules, load_yaml_mapping, resolve_rules
 from concentration_env.solitaire import check_observation_mode
+from concentration_env.spaces import board_space
 
 ENV_NAME = "concentration_multiagent"
 SHARED_MODULE = "shared"  # module id of the self-play policy every seat uses
@@ -128,28 +130,38 @@ class RLlibConfig:
         return [f"player_{seat}" for seat in range(self.num_players)]
 
 
+def observed_space(rules: Rules) -> gym.spaces.Dict:
+    """What a policy reads: the board arrays every env of the package observes (``cards``,
+    ``face_up``, ``removed``, ``back`` for checkerboard). Not the scores: under the default
+    pairs reward the best flip does not depend on them, and without them a trained policy
+    plays from the multi-player env, the solitaire env and the baselines' batched harness."""
+    board = board_space(compile_rules(rules))
+    return gym.spaces.Dict({key: space for key, space in board.spaces.items() if key != MASK_KEY})
+
+
 def flat_space(space: gym.spaces.Space) -> gym.spaces.Box:
     """The flat float32 Box an observation space encodes to (one-hot for discrete parts)."""
     flat = gym.spaces.flatten_space(space)
     return gym.spaces.Box(flat.low.astype(np.float32), flat.high.astype(np.float32), dtype=np.float32)
 
 
-def encode(space: gym.spaces.Space, observation: Any) -> np.ndarray:
-    """One observation of ``space`` as the flat float32 vector of :func:`flat_space`."""
+def encode(space: gym.spaces.Dict, observation: dict) -> np.ndarray:
+    """One observation as the flat float32 vector of :func:`flat_space` (keys that ``space``
+    lacks, such as ``scores`` or ``action_mask``, are ignored)."""
     return gym.spaces.flatten(space, observation).astype(np.float32)
 
 
 class MaskedFlatObservation(BaseWrapper):
-    """PettingZoo wrapper: classic ``{"observation", "action_mask"}`` observations become
+    """PettingZoo wrapper: the multi-player env's ``{"observation", "action_mask"}`` become
     ``{"observations": flat float32, "action_mask": float32}`` (RLlib's masking layout)."""
 
     def __init__(self, env):
         super().__init__(env)
-        self._inner = {agent: env.observation_space(agent)["observation"] for agent in env.possible_agents}
+        self._board = observed_space(env.unwrapped.rules)
         self._spaces = {
             agent: gym.spaces.Dict({
                 MASK_KEY: gym.spaces.Box(0.0, 1.0, env.observation_space(agent)[MASK_KEY].shape, np.float32),
-                OBS_KEY: flat_space(self._inner[agent]),
+                OBS_KEY: flat_space(self._board),
             })
             for agent in env.possible_agents
         }
@@ -161,22 +173,18 @@ class MaskedFlatObservation(BaseWrapper):
         observation = self.env.observe(agent)
         return {
             MASK_KEY: np.asarray(observation[MASK_KEY], dtype=np.float32),
-            OBS_KEY: encode(self._inner[agent], observation["observation"]),
+            OBS_KEY: encode(self._board, observation["observation"]),
         }
 
 
-def make_aec_env(rules: Rules, observation_mode: str):
-    """The package's multi-player PettingZoo env for these rules."""
-    from concentration_env import concentration_v0
-
-    return concentration_v0.env(rules=rules, observation_mode=observation_mode)
-
-
 def make_multiagent_env(env_config: dict):
-    """RLlib env creator: the masked, flattened multi-player env as an RLlib MultiAgentEnv."""
+    """RLlib env creator: the masked, flattened multi-player env (``env_config`` holds its
+    keyword arguments) as an RLlib MultiAgentEnv."""
     from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
-    return PettingZooEnv(MaskedFlatObservation(make_aec_env(**env_config)))
+    from concentration_env import concentration_v0
+
+    return PettingZooEnv(MaskedFlatObservation(concentration_v0.env(**env_config)))
 
 
 def require_ray() -> None:
@@ -268,12 +276,13 @@ class RLlibPolicy:
 
     ``RLlibPolicy(checkpoint, rules)`` loads the trained RLModule (no Ray cluster needed) and
     checks that ``rules`` (a ``Rules``, a preset name, or None for the rules it was trained
-    on) give the observation it was trained on. ``act(observation, action_mask)`` takes the
-    multi-player env's observation (the inner Dict with ``scores``, or the whole classic
-    ``{"observation", "action_mask"}``) and returns a legal position: the most likely one,
-    or with ``explore=True`` a sample from the masked action distribution (greedy play of a
-    weak policy can retry one mismatched pair forever, so cap the game length when playing
-    it greedily). ``seat`` (an index or agent name) picks that seat's module when the run
+    on) give the observation size it was trained on. ``act(observation, action_mask)`` takes
+    an observation of any env of the package (the multi-player env's inner Dict or its whole
+    ``{"observation", "action_mask"}``, or the solitaire env's) and returns a legal position:
+    the most likely one, or with ``explore=True`` a sample from the masked distribution
+    (greedy play of a weak policy can retry one mismatched pair forever, so cap the game
+    length when playing it greedily). ``reset_batch``/``act_batch`` serve the baselines'
+    batched harness. ``seat`` (an index or agent name) picks that seat's module when the run
     trained one policy per seat.
     """
 
@@ -297,39 +306,46 @@ class RLlibPolicy:
         path = checkpoint / COMPONENT_LEARNER_GROUP / COMPONENT_LEARNER / COMPONENT_RL_MODULE / module_id
         self.module = RLModule.from_checkpoint(str(path))
         self.module.eval()
-        self._space = make_aec_env(self.rules, self.config.observation_mode).observation_space("player_0")["observation"]
+        self._space = observed_space(self.rules)
         size, trained_size = flat_space(self._space).shape[0], self.module.observation_space[OBS_KEY].shape[0]
         if size != trained_size:
             raise ValueError(
                 f"rules {self.rules} give observations of size {size}, but the checkpoint was trained "
                 f"on size {trained_size} (its rules: {trained})"
             )
+        self.name = f"rllib:{checkpoint.name}"
         self.explore = explore
-        self._rng = np.random.default_rng()
+        self.reset()
 
     def reset(self, seed: int | None = None) -> None:
         """Start a game; ``seed`` seeds the sampling used with ``explore=True``."""
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
+        self.reset_batch([seed])
+
+    def reset_batch(self, seeds) -> None:
+        """Start ``len(seeds)`` games at once (the policy keeps no memory; this seeds sampling)."""
+        self._rng = np.random.default_rng([seed for seed in seeds if seed is not None] or None)
 
     def act(self, observation: dict, action_mask: np.ndarray) -> int:
         """The position to flip."""
+        if "observation" in observation:
+            observation = observation["observation"]
+        if not np.any(action_mask):
+            raise ValueError("action_mask allows no flip; this seat is not on turn")
+        batch = {key: np.asarray(observation[key])[None] for key in self._space}
+        batch[MASK_KEY] = np.asarray(action_mask)[None]
+        return int(self.act_batch(batch)[0])
+
+    def act_batch(self, observations: dict) -> np.ndarray:
+        """Positions to flip for a batch of ``(B, n)`` observations with their ``action_mask``
+        (a row with no legal flip, a finished game, gets position 0)."""
         import torch
         from ray.rllib.core.columns import Columns
 
-        if "observation" in observation:
-            observation = observation["observation"]
-        mask = np.asarray(action_mask, dtype=np.float32)
-        if not mask.any():
-            raise ValueError("action_mask allows no flip; this seat is not on turn")
-        batch = {Columns.OBS: {
-            OBS_KEY: torch.from_numpy(encode(self._space, observation))[None],
-            MASK_KEY: torch.from_numpy(mask)[None],
-        }}
+        mask = np.asarray(observations[MASK_KEY], dtype=np.float32)
+        rows = [encode(self._space, {key: observations[key][b] for key in self._space}) for b in range(len(mask))]
+        batch = {Columns.OBS: {OBS_KEY: torch.from_numpy(np.stack(rows)), MASK_KEY: torch.from_numpy(mask)}}
         with torch.no_grad():
-            logits = self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS][0].numpy()
-        logits = np.where(mask > 0, logits, -np.inf)
-        if not self.explore:
-            return int(np.argmax(logits))
-        probs = np.exp(logits - logits.max())
-        return int(self._rng.choice(len(probs), p=probs / probs.sum()))
+            logits = self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS].numpy()
+        if self.explore:  # Gumbel-max: a sample from the softmax of the logits
+            logits = logits + self._rng.gumbel(size=logits.shape)
+        return np.where(mask > 0, logits, -np.inf).argmax(axis=1)

@@ -12,14 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from concentration_env import concentration_v0
+from concentration_env import Rules, concentration_v0, core
 from concentration_env.rllib import (
     MASK_KEY,
     OBS_KEY,
     MaskedFlatObservation,
     RLlibConfig,
     encode,
-    flat_space,
+    observed_space,
 )
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs" / "rllib"
@@ -68,7 +68,8 @@ def test_config_round_trips_and_sets_seats():
 def test_masked_flat_observation(rules, mode):
     raw = concentration_v0.env(rules=rules, num_players=3, observation_mode=mode)
     env = MaskedFlatObservation(concentration_v0.env(rules=rules, num_players=3, observation_mode=mode))
-    inner = raw.observation_space("player_0")["observation"]
+    board = observed_space(raw.unwrapped.rules)
+    assert set(board) == set(raw.observation_space("player_0")["observation"]) - {"scores"}
     raw.reset(seed=4)
     env.reset(seed=4)
     rng = np.random.default_rng(0)
@@ -77,13 +78,20 @@ def test_masked_flat_observation(rules, mode):
             wrapped, expected = env.observe(agent), raw.observe(agent)
             assert env.observation_space(agent).contains(wrapped)
             np.testing.assert_array_equal(wrapped[MASK_KEY], expected[MASK_KEY])
-            np.testing.assert_array_equal(wrapped[OBS_KEY], encode(inner, expected["observation"]))
+            np.testing.assert_array_equal(wrapped[OBS_KEY], encode(board, expected["observation"]))
         if env.terminations[env.agent_selection]:
             break
         action = int(rng.choice(np.flatnonzero(raw.observe(raw.agent_selection)[MASK_KEY])))
         raw.step(action)
         env.step(action)
-    assert flat_space(inner).shape == env.observation_space("player_0")[OBS_KEY].shape
+
+
+def test_encoding_is_one_hot_cards_then_flags():
+    rules = Rules(ranks=1, matching="rank")  # the four aces: 4 faces, card values 0 (unknown) .. 4
+    observation = {"cards": np.array([0, 4, 1, 0]), "face_up": np.array([0, 1, 0, 0]), "removed": np.array([0, 0, 0, 1])}
+    one_hot = np.eye(5)[[0, 4, 1, 0]].ravel()
+    want = np.concatenate([one_hot, observation["face_up"], observation["removed"]])
+    np.testing.assert_array_equal(encode(observed_space(rules), observation), want)
 
 
 @pytest.fixture(scope="module")
@@ -149,6 +157,19 @@ def test_train_checkpoint_restore_and_play(local_ray, tmp_path):
     flips, info = play_one_game(policy, rules, seed=2)
     assert sum(info["scores"].values()) == rules.num_pairs
     assert flips >= rules.num_cards
+    # the batched path (the baselines' harness, observations of the core) picks what the single path picks
+    greedy = RLlibPolicy(path)
+    game = core.compile_rules(rules)
+    rng = np.random.default_rng(3)
+    state = core.new_state(game, np.stack([core.deal(game, rng) for _ in range(4)]))
+    for _ in range(3):
+        legal = core.observe(game, state, memory=True)[MASK_KEY]
+        core.step(game, state, np.array([rng.choice(np.flatnonzero(row)) for row in legal]))
+    batch = core.observe(game, state, memory=True)
+    singles = [greedy.act({key: value[b] for key, value in batch.items()}, batch[MASK_KEY][b]) for b in range(4)]
+    np.testing.assert_array_equal(greedy.act_batch(batch), singles)
+    assert all(batch[MASK_KEY][b, a] for b, a in enumerate(singles))
+
     with pytest.raises(ValueError, match="trained on size"):
         RLlibPolicy(path, "toddler")
     with pytest.raises(ValueError, match="seat"):
