@@ -271,6 +271,11 @@ def episode_stats(result: dict) -> dict[str, float]:
     return stats
 
 
+def is_checkpoint(path: str | Path) -> bool:
+    """Whether ``path`` is a checkpoint folder written by :func:`save_checkpoint`."""
+    return (Path(path) / CONFIG_FILE).is_file()
+
+
 class RLlibPolicy:
     """A module of an RLlib checkpoint playing one seat, behind the baselines' protocol.
 
@@ -295,10 +300,9 @@ class RLlibPolicy:
         from concentration_env.multiplayer import seat_of
 
         checkpoint = Path(checkpoint).absolute()
-        config_path = checkpoint / CONFIG_FILE
-        if not config_path.is_file():
+        if not is_checkpoint(checkpoint):
             raise ValueError(f"{checkpoint}: not a checkpoint of scripts/train_rllib.py (no {CONFIG_FILE})")
-        self.config = RLlibConfig.from_yaml(config_path)
+        self.config = RLlibConfig.from_yaml(checkpoint / CONFIG_FILE)
         trained = self.config.game_rules()
         self.rules = trained if rules is None else resolve_rules(rules, num_players=trained.num_players)
         seat = seat_of(seat, trained.num_players, "seat")
