@@ -11,14 +11,16 @@ The pieces:
   YAML by :meth:`RLlibConfig.from_yaml`; an unknown key fails naming it.
 - :class:`MaskedFlatObservation`: a PettingZoo wrapper that turns the classic observation
   ``{"observation": Dict(...), "action_mask": int8}`` into the form RLlib's action-masking
-  RLModule reads, ``{"observations": flat float32, "action_mask": float32}``; RLlib's own
+  RLModule reads, ``{"observations": flat float32, "action_mask": float32}`` (the board, see
+  :func:`observed_space`); RLlib's own
   :class:`~ray.rllib.env.wrappers.pettingzoo_env.PettingZooEnv` then turns the AEC env into a
   ``MultiAgentEnv`` (only the seat to move observes; rewards reach a seat when it next moves
   or when the game ends).
 - :func:`build_algorithm`: PPO on the new API stack, one policy shared by every seat
   (self-play) or one per seat, env runners scaled by the config.
 - :class:`RLlibPolicy`: a trained module behind the baselines' policy protocol
-  (``reset(seed)``, ``act(observation, action_mask) -> int``), loaded without starting Ray.
+  (``reset(seed)``, ``act(observation, action_mask) -> int`` and the batched pair), loaded
+  without starting Ray.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -116,6 +117,8 @@ class RLlibConfig:
     def game_rules(self) -> Rules:
         """The resolved rules of the game, for ``num_players`` seats."""
         if isinstance(self.rules, dict):
+            if "num_players" in self.rules:
+                raise ValueError("invalid rules: set num_players as a top-level key, not inside rules")
             return Rules.from_mapping({**self.rules, "num_players": self.num_players}, source="rules")
         return resolve_rules(self.rules, num_players=self.num_players)
 

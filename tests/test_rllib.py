@@ -46,6 +46,7 @@ def test_shipped_configs_load(path):
         ({"observation_mode": "x"}, "observation_mode"),
         ({"rules": "no_such_preset"}, "rules"),
         ({"rules": {"ranks": 99}}, "ranks"),
+        ({"rules": {"num_players": 3}}, "top-level"),
     ],
 )
 def test_bad_config_names_the_key(tmp_path, fields, named):
