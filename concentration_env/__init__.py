@@ -1,7 +1,11 @@
 """Concentration (Memory, Pelmanism, Pairs) as reinforcement-learning environments.
 
-Importing the package registers the Gymnasium ids (``Concentration-v0`` and one per rule
-preset). ``gymnasium.make("concentration_env:Concentration-v0")`` imports it for you.
+Importing the package registers the Gymnasium ids (``Concentration-v0``, one per rule
+preset, and ``ConcentrationVs-v0`` against opponents) and the PettingZoo AEC ids in the
+``concentration`` namespace (``concentration/Concentration-v0``, one per preset, and
+``concentration/Duel-v0``). ``gymnasium.make("concentration_env:Concentration-v0")``
+imports it for you; the PettingZoo classic-style modules are ``concentration_v0`` and
+``duel_v0``.
 """
 
 from concentration_env.cards import Card

@@ -1,0 +1,308 @@
+"""PettingZoo AEC adapter for Concentration with two or more players.
+
+:class:`TableEnv` is the AEC bookkeeping every turn-based table game of the package shares
+(agents, rewards, terminations, winners, rotated scores, masks, seeding); :class:`raw_env`
+plugs the game core into it. The Memory Duel (``duel_v0``) plugs in its own game functions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle, seeding
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from concentration_env import core, scoring
+from concentration_env.render import render_ansi
+from concentration_env.rules import Rules, resolve_rules
+from concentration_env.solitaire import check_observation_mode
+from concentration_env.spaces import board_space, parse_action
+
+MIN_PLAYERS = 2
+RENDER_MODES = ("ansi",)
+
+
+def agent_name(seat: int) -> str:
+    """The PettingZoo name of a seat: 0 -> "player_0"."""
+    return f"player_{seat}"
+
+
+def seat_of(value: int | str, players: int, field: str = "first_player") -> int:
+    """A seat number from a seat index or an agent name; ValueError naming ``field``."""
+    names = [agent_name(seat) for seat in range(players)]
+    if isinstance(value, str) and value in names:
+        return names.index(value)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= value < players:
+        return int(value)
+    raise ValueError(f"invalid {field}={value!r}; allowed: a seat 0..{players - 1} or an agent name {names}")
+
+
+def table_rules(rules: Rules | str | None, num_players: int | None, **rule_fields: Any) -> Rules:
+    """Resolve the rules of a game for ``num_players`` (default: the rules' own count when
+    it is two or more, else two)."""
+    resolved = resolve_rules(rules, **rule_fields)
+    if num_players is None:
+        num_players = max(resolved.num_players, MIN_PLAYERS)
+    if not isinstance(num_players, (int, np.integer)) or isinstance(num_players, bool) or num_players < MIN_PLAYERS:
+        raise ValueError(
+            f"invalid num_players={num_players!r}; allowed: an int >= {MIN_PLAYERS} "
+            "(use the solitaire env Concentration-v0 for one player)"
+        )
+    return resolved.replace(num_players=int(num_players))
+
+
+def total_points(game: core.Game) -> int:
+    """Points to be won in a game: one per pair, ``joker_value`` for the joker pair."""
+    return int(game.pair_value[game.deck].sum()) // 2
+
+
+def scores_space(players: int, game: core.Game) -> spaces.Box:
+    """Every seat's points, the observer first."""
+    return spaces.Box(0, total_points(game), shape=(players,), dtype=np.int32)
+
+
+def table_observation_space(board: spaces.Dict, players: int, game: core.Game) -> spaces.Dict:
+    """The PettingZoo classic observation: the board (without its mask) plus rotated
+    scores under ``"observation"``, and the int8 ``"action_mask"``."""
+    fields = {key: space for key, space in board.spaces.items() if key != "action_mask"}
+    fields["scores"] = scores_space(players, game)
+    return spaces.Dict({"observation": spaces.Dict(fields), "action_mask": board["action_mask"]})
+
+
+def check_render_mode(render_mode: str | None) -> None:
+    """Validate a render mode for the multi-player envs."""
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"invalid render_mode={render_mode!r}; allowed: None | 'ansi'")
+
+
+def wrap(env: AECEnv) -> AECEnv:
+    """PettingZoo's standard wrappers for a classic env: action bounds and call order."""
+    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(env))
+
+
+class TableEnv(AECEnv):
+    """AEC bookkeeping shared by the table games (subclasses supply the game functions).
+
+    A subclass names its game functions (``_deal_cards(game, rng)`` and
+    ``_step_game(game, state, actions)``, the core's or the duel's), sets ``rules``,
+    ``game``, ``num_cards`` and ``board_space``, and implements ``_board``, ``_legal`` and
+    ``render``. The state is a batch of one ``core.State``.
+    """
+
+    _deal_cards = staticmethod(core.deal)
+    _step_game = staticmethod(core.step)
+
+    def _setup(self, players: int, first_player: int | str, observation_mode: str, render_mode: str | None) -> None:
+        """Validate the table settings and build the agents and spaces."""
+        self._memory = check_observation_mode(observation_mode)
+        check_render_mode(render_mode)
+        self.observation_mode = observation_mode
+        self.render_mode = render_mode
+        self.first_player = seat_of(first_player, players)
+        self.possible_agents = [agent_name(seat) for seat in range(players)]
+        self.agents = []
+        observation = table_observation_space(self.board_space, players, self.game)
+        self.observation_spaces = dict.fromkeys(self.possible_agents, observation)
+        self.action_spaces = dict.fromkeys(self.possible_agents, spaces.Discrete(self.num_cards))
+        self._rng: np.random.Generator | None = None
+        self._state = None
+
+    # -- PettingZoo API -------------------------------------------------------------------
+    def observation_space(self, agent: str) -> spaces.Dict:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Deal a new game. ``options={"first_player": seat or name}`` overrides who starts."""
+        first = seat_of((options or {}).get("first_player", self.first_player), self.num_players)
+        if seed is not None or self._rng is None:
+            self._rng, _ = seeding.np_random(seed)
+        self._state = self._new_state(self._rng, first)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {agent: {} for agent in self.agents}
+        self.agent_selection = self.agents[first]
+
+    def step(self, action) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        position = parse_action(action, self.num_cards)
+        mover, gained, ended = self._flip(position)
+        self._cumulative_rewards[agent] = 0
+        self._clear_rewards()
+        if self.rules.reward_mode == "pairs":
+            self.rewards[self.possible_agents[mover]] = gained
+        if ended:
+            self._finish()
+        self.agent_selection = self.possible_agents[int(self._state.player[0])]
+        self._accumulate_rewards()
+
+    def observe(self, agent: str) -> dict[str, Any]:
+        seat = self.possible_agents.index(agent)
+        observation = self._board(seat)
+        observation["scores"] = np.roll(self._state.scores[0], -seat).astype(np.int32)
+        on_turn = seat == int(self._state.player[0])
+        mask = self._legal() if on_turn else np.zeros(self.num_cards, dtype=bool)
+        return {"observation": observation, "action_mask": mask.astype(np.int8)}
+
+    def close(self) -> None:
+        pass
+
+    # -- the public face of the game -------------------------------------------------------
+    @property
+    def num_players(self) -> int:
+        return self.rules.num_players
+
+    @property
+    def faces(self):
+        """Face id -> Card, for decoding ``cards`` observations."""
+        return self.game.faces
+
+    def scores(self) -> dict[str, int]:
+        """Every agent's points so far."""
+        self._require_reset()
+        return {agent: int(points) for agent, points in zip(self.possible_agents, self._state.scores[0])}
+
+    # -- helpers -------------------------------------------------------------------------
+    def _new_state(self, rng: np.random.Generator, first: int) -> core.State:
+        """A freshly dealt game with seat ``first`` to move."""
+        return core.new_state(self.game, self._deal_cards(self.game, rng)[None], first)
+
+    def _flip(self, position: int) -> tuple[int, int, bool]:
+        """Play one flip: (seat that flipped, points it gained, whether the game ended)."""
+        outcome = self._step_game(self.game, self._state, np.array([position]))
+        return int(outcome.mover[0]), int(outcome.gained[0]), bool(outcome.ended[0])
+
+    def _winners(self) -> np.ndarray:
+        """(P,) bool: the winners under the rules' tie-break."""
+        return scoring.winners(self.game, self._state)[0]
+
+    def _require_reset(self) -> None:
+        if self._state is None:
+            raise RuntimeError("call reset() before using the env")
+
+    def _finish(self) -> None:
+        """End the game: winners and final scores in every info, win/loss rewards."""
+        won = self._winners()
+        winners = [agent for agent, w in zip(self.possible_agents, won) if w]
+        if self.rules.reward_mode == "win_loss":
+            for agent, reward in zip(self.possible_agents, scoring.win_loss_rewards(won[None])[0]):
+                self.rewards[agent] = int(reward)
+        final = self.scores()
+        for agent in self.agents:
+            self.terminations[agent] = True
+            self.infos[agent] = {"winners": winners, "scores": final}
+
+    def _header(self) -> str:
+        """One line for the text rendering: turn, scores and who moves."""
+        state = self._state
+        scores = " ".join(f"{agent}={points}" for agent, points in self.scores().items())
+        mover = "game over" if state.done[0] else f"{self.agent_selection} to move"
+        return f"turn {int(state.turns[0]) + 1}  {scores}  ({mover})"
+
+
+class raw_env(TableEnv, EzPickle):
+    """Concentration for two or more players, as a PettingZoo AEC env.
+
+    ## Description
+    The deck is dealt face down into one grid that everyone plays on. On a turn a player
+    flips two cards, one step each; a pair under the matching rule is captured and scores
+    (one point, ``joker_value`` for the joker pair). With ``turn_policy="extra_turn"`` a
+    capture earns the same player another turn; otherwise, and after every miss, play
+    passes to the next seat (``player_0``, ``player_1``, ... and round again). The game
+    ends when the table is cleared (or, with ``max_mismatches``, when that many misses
+    have been made by the table together). Every field of :class:`concentration_env.Rules`
+    applies, as in the solitaire env; an illegal flip (of a face-up or captured card) is
+    undone and ends the turn under ``illegal_action="end_turn"``.
+
+    ## Agents
+    ``player_0`` .. ``player_{N-1}``; ``first_player`` starts.
+
+    ## Action Space
+    ``Discrete(num_cards)``: flip the card at a position (row-major over ``rules.shape``).
+
+    ## Observation Space
+    ``{"observation": Dict, "action_mask": MultiBinary(num_cards) int8}`` (the PettingZoo
+    classic convention). ``observation`` holds the solitaire env's ``cards``, ``face_up``,
+    ``removed`` (and ``back`` for checkerboard deals) and ``scores``: every seat's points,
+    rotated so the observer comes first. Everyone watches every flip, so in ``"memory"``
+    mode ``cards`` shows every card any player has seen that is still on the table; in
+    ``"visible"`` mode only cards face up now. Captured cards are public. The mask is all
+    zero for agents not on turn.
+
+    ## Rewards
+    ``reward_mode="pairs"`` (default): the points of each captured pair go to its captor.
+    ``"win_loss"``: at the end +1 to each winner, -1 to the rest, 0 to all when all tie.
+
+    ## Episode End
+    Every agent terminates together. Each agent's info then holds ``winners`` (agent
+    names: the most points, ties settled by ``tie_break`` or shared) and the final
+    ``scores`` (agent -> points). See :mod:`concentration_env.scoring` for tie-breaks.
+
+    ## Arguments
+    ``concentration_v0.env(rules=None, num_players=None, first_player=0,
+    observation_mode="memory", render_mode=None, **rule_fields)``; ``num_players``
+    defaults to the rules' own count when that is two or more, else 2. ``first_player``
+    is a seat or agent name; ``reset(options={"first_player": ...})`` overrides it for
+    one game. ``render_mode="ansi"`` returns the table as text.
+
+    ## Version History
+    - v0: initial release.
+    """
+
+    metadata = {"render_modes": list(RENDER_MODES), "name": "concentration_v0", "is_parallelizable": False, "render_fps": 4}
+
+    def __init__(
+        self,
+        rules: Rules | str | None = None,
+        num_players: int | None = None,
+        first_player: int | str = 0,
+        observation_mode: str = "memory",
+        render_mode: str | None = None,
+        **rule_fields: Any,
+    ):
+        EzPickle.__init__(self, rules, num_players, first_player, observation_mode, render_mode, **rule_fields)
+        super().__init__()
+        self.rules = table_rules(rules, num_players, **rule_fields)
+        self.game = core.compile_rules(self.rules)
+        self.num_cards = self.game.num_cards
+        self.board_space = board_space(self.game)
+        self._setup(self.rules.num_players, first_player, observation_mode, render_mode)
+
+    @property
+    def layout(self) -> tuple:
+        """The dealt cards in position order (a god view for tests and debugging)."""
+        self._require_reset()
+        return tuple(self.game.faces[f] for f in self._state.faces[0])
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        self._require_reset()
+        state = self._state
+        backs = self.game.backs if self.game.checkerboard else None
+        return render_ansi(self.rules.shape, self.layout, core.face_up(state)[0], state.removed[0], backs, self._header())
+
+    # -- the game core ---------------------------------------------------------------------
+    def _board(self, seat: int) -> dict[str, np.ndarray]:
+        # Everyone sees every flip, so the board looks the same from every seat.
+        board = core.observe(self.game, self._state, self._memory)
+        return {key: value[0] for key, value in board.items() if key != "action_mask"}
+
+    def _legal(self) -> np.ndarray:
+        return core.legal_mask(self._state)[0]
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The multi-player env with PettingZoo's standard wrappers (see :class:`raw_env`)."""
+    return wrap(raw_env(**kwargs))

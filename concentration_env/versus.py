@@ -1,0 +1,139 @@
+"""Gymnasium adapter: the learner holds one seat of a multi-player game, policies the rest."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import gymnasium as gym
+import numpy as np
+
+from concentration_env.multiplayer import agent_name, raw_env, seat_of
+from concentration_env.policy import DEFAULT_OPPONENT, Policy, play_turns, resolve_policy
+from concentration_env.rules import Rules
+
+SEED_RANGE = 2**31  # policies are reseeded from the env's generator on every reset
+
+
+class VersusEnv(gym.Env):
+    """Concentration against opponents: one learner seat, the other seats played by policies.
+
+    ## Description
+    The multi-player game of :mod:`concentration_env.concentration_v0` seen by one player.
+    Each ``step`` is one of the learner's flips; the opponents' flips that follow (until
+    it is the learner's turn again or the game ends) are played inside the same step by
+    the opponent policies. This is the env the training scripts use for multi-player play.
+
+    ## Action Space
+    ``Discrete(num_cards)``: flip the card at a position (row-major over ``rules.shape``).
+
+    ## Observation Space
+    A flat ``Dict`` (Stable-Baselines3 takes no nested ones): the solitaire env's ``cards``,
+    ``face_up``, ``removed``, ``action_mask`` (int8), ``back`` for checkerboard deals, and
+    ``scores`` (every seat's points, the learner first). ``observation_mode`` is as in
+    the other envs; the learner sees every opponent flip.
+
+    ## Rewards
+    The learner's reward under ``reward_mode``: ``"pairs"`` (default) the points of the
+    pairs it captures, ``"win_loss"`` +1 / -1 at the end (0 when every seat shares the win).
+
+    ## Episode End
+    ``terminated`` when the game ends; ``info`` then holds ``winners`` and ``scores``
+    (agent -> points; the learner is ``info["agent"]``). Registered as
+    ``ConcentrationVs-v0`` with truncation after 10,000 learner flips.
+
+    ## Information
+    ``info`` holds ``action_mask`` (int8) and ``scores``; ``env.action_masks()`` returns the
+    legal flips as booleans (for sb3-contrib's ``MaskablePPO``).
+
+    ## Arguments
+    ``gym.make("ConcentrationVs-v0", rules=None, num_players=None, seat=0,
+    opponents="greedy", first_player=0, observation_mode="memory", render_mode=None,
+    **rule_fields)``
+
+    - ``seat``: the learner's seat (index or agent name).
+    - ``opponents``: a policy name for ``baselines.make_policy`` or a policy object
+      (``reset(seed)``, ``act(observation, action_mask)``), used for every other seat (a
+      name builds one policy per seat), or a sequence with one per other seat in seat
+      order. Opponents are reseeded from the env's generator on every reset.
+    - the rest as in ``concentration_v0``; ``reset(options={"first_player": ...})``
+      changes who starts one game (the opponents play until the learner is on turn).
+
+    ## Version History
+    - v0: initial release.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(
+        self,
+        rules: Rules | str | None = None,
+        num_players: int | None = None,
+        seat: int | str = 0,
+        opponents: Policy | str | Sequence[Policy | str] = DEFAULT_OPPONENT,
+        first_player: int | str = 0,
+        observation_mode: str = "memory",
+        render_mode: str | None = None,
+        **rule_fields: Any,
+    ):
+        self._table = raw_env(rules, num_players, first_player, observation_mode, render_mode, **rule_fields)
+        self.rules = self._table.rules
+        self.game = self._table.game
+        self.render_mode = render_mode
+        self.observation_mode = observation_mode
+        players = self.rules.num_players
+        self.seat = seat_of(seat, players, field="seat")
+        self.agent = agent_name(self.seat)
+        others = [s for s in range(players) if s != self.seat]
+        if not isinstance(opponents, (list, tuple)):
+            opponents = [opponents] * len(others)
+        if len(opponents) != len(others):
+            raise ValueError(
+                f"invalid opponents: {len(opponents)} given; allowed: one policy (or name) for all, "
+                f"or one for each of the {len(others)} other seats"
+            )
+        self.opponents = {s: resolve_policy(p, self.rules) for s, p in zip(others, opponents)}
+        table_space = self._table.observation_space(self.agent)
+        self.observation_space = gym.spaces.Dict(
+            {**table_space["observation"].spaces, "action_mask": table_space["action_mask"]}
+        )
+        self.action_space = self._table.action_space(self.agent)
+
+    @property
+    def layout(self) -> tuple:
+        """The dealt cards in position order (a god view for tests and debugging)."""
+        return self._table.layout
+
+    def action_masks(self) -> np.ndarray:
+        """Legal flips as booleans (the method sb3-contrib's MaskablePPO calls)."""
+        return self._table.observe(self.agent)["action_mask"].astype(bool)
+
+    # -- Gymnasium API ---------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self._table.reset(seed=seed, options=options)
+        for policy in self.opponents.values():
+            policy.reset(seed=int(self.np_random.integers(SEED_RANGE)))
+        play_turns(self._table, self.opponents, self.agent)
+        return self._observe()
+
+    def step(self, action):
+        table = self._table
+        table._require_reset()
+        if table.terminations[self.agent]:
+            raise RuntimeError("the episode is over; call reset() before step()")
+        table.step(action)
+        reward = table.rewards[self.agent] + play_turns(table, self.opponents, self.agent)
+        observation, info = self._observe()
+        return observation, float(reward), table.terminations[self.agent], False, info
+
+    def render(self):
+        return self._table.render()
+
+    # -- helpers -------------------------------------------------------------------------
+    def _observe(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """The learner's flat observation and its info."""
+        observed = self._table.observe(self.agent)
+        mask = observed["action_mask"]
+        info = {"action_mask": mask.copy(), "scores": self._table.scores(), **self._table.infos[self.agent]}
+        info["agent"] = self.agent
+        return {**observed["observation"], "action_mask": mask}, info
