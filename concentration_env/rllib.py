@@ -34,6 +34,7 @@ import numpy as np
 from pettingzoo.utils.wrappers import BaseWrapper
 
 from concentration_env.core import compile_rules
+from concentration_env.multiplayer import agent_name, seat_of
 from concentration_env.rules import Rules, load_yaml_mapping, resolve_rules
 from concentration_env.solitaire import check_observation_mode
 from concentration_env.spaces import board_space
@@ -130,7 +131,7 @@ class RLlibConfig:
         """The RLModules this run trains."""
         if self.policy == "shared":
             return [SHARED_MODULE]
-        return [f"player_{seat}" for seat in range(self.num_players)]
+        return [agent_name(seat) for seat in range(self.num_players)]
 
 
 def observed_space(rules: Rules) -> gym.spaces.Dict:
@@ -299,8 +300,6 @@ class RLlibPolicy:
         require_ray()
         from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
         from ray.rllib.core.rl_module.rl_module import RLModule
-
-        from concentration_env.multiplayer import seat_of
 
         checkpoint = Path(checkpoint).absolute()
         if not is_checkpoint(checkpoint):

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from concentration_env import Rules, concentration_v0, core
+from concentration_env.policy import Policy, play_turns
 from concentration_env.rllib import (
     MASK_KEY,
     OBS_KEY,
@@ -25,7 +26,6 @@ from concentration_env.rllib import (
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs" / "rllib"
 TINY_RULES = {"ranks": 2, "matching": "rank"}  # 8 cards: a game is a few dozen flips
 RAY_OBJECT_STORE_BYTES = 100 * 1024**2
-MAX_FLIPS = 2000  # a sampling policy clears 8 cards far sooner; the cap turns a hang into a failure
 
 
 @pytest.mark.parametrize("path", sorted(CONFIG_DIR.glob("*.yaml")), ids=lambda p: p.name)
@@ -105,32 +105,16 @@ def local_ray():
     ray.shutdown()
 
 
-def play_one_game(policy, rules, seed):
-    """One game with ``policy`` in every seat; returns the flips made and the final info."""
-    env = concentration_v0.env(rules=rules)
-    env.reset(seed=seed)
-    policy.reset(seed=seed)
-    flips = 0
-    for agent in env.agent_iter(MAX_FLIPS):
-        observation, _, termination, truncation, info = env.last()
-        if termination or truncation:
-            env.step(None)
-            continue
-        action = policy.act(observation["observation"], observation["action_mask"])
-        assert observation["action_mask"][action] == 1
-        env.step(action)
-        flips += 1
-    assert not env.agents, f"no end after {MAX_FLIPS} flips"
-    return flips, info
-
-
 def test_train_checkpoint_restore_and_play(local_ray, tmp_path):
+    import torch
+
     from concentration_env.rllib import RLlibPolicy, build_algorithm, episode_stats, save_checkpoint
 
     config = RLlibConfig(
         rules=TINY_RULES, num_env_runners=2, iterations=1, train_batch_size=200,
         minibatch_size=50, num_epochs=1, hidden=[32], checkpoint_dir=str(tmp_path / "ckpt"),
     )
+    rules = config.game_rules()
     algorithm = build_algorithm(config)
     try:
         stats = episode_stats(algorithm.train())
@@ -142,22 +126,24 @@ def test_train_checkpoint_restore_and_play(local_ray, tmp_path):
         algorithm.stop()
 
     # sampling, not argmax: an untrained greedy policy can retry one mismatched pair forever
-    policy = RLlibPolicy(path, config.game_rules(), explore=True)
+    policy = RLlibPolicy(path, rules, explore=True)
+    assert isinstance(policy, Policy)
     # the restored module computes what the trained one does
-    env = MaskedFlatObservation(concentration_v0.env(rules=config.game_rules()))
+    env = MaskedFlatObservation(concentration_v0.env(rules=rules))
     env.reset(seed=1)
-    import torch
-
     observation = {key: torch.from_numpy(value)[None] for key, value in env.observe("player_0").items()}
     with torch.no_grad():
         want = trained.forward_inference({"obs": dict(observation)})["action_dist_inputs"]
         got = policy.module.forward_inference({"obs": dict(observation)})["action_dist_inputs"]
     torch.testing.assert_close(got, want)
 
-    rules = config.game_rules()
-    flips, info = play_one_game(policy, rules, seed=2)
-    assert sum(info["scores"].values()) == rules.num_pairs
-    assert flips >= rules.num_cards
+    table = concentration_v0.raw_env(rules=rules)
+    table.reset(seed=2)
+    policy.reset(seed=2)
+    earned = play_turns(table, {seat: policy for seat in range(rules.num_players)}, watch="player_0")
+    assert all(table.terminations.values())
+    assert sum(table.scores().values()) == rules.num_pairs
+    assert earned == table.scores()["player_0"]
     # the batched path (the baselines' harness, observations of the core) picks what the single path picks
     greedy = RLlibPolicy(path)
     game = core.compile_rules(rules)
