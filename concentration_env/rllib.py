@@ -290,8 +290,8 @@ class RLlibPolicy:
     ``{"observation", "action_mask"}``, or the solitaire env's) and returns a legal position:
     the most likely one, or with ``explore=True`` a sample from the masked distribution
     (greedy play of a weak policy can retry one mismatched pair forever, so cap the game
-    length when playing it greedily). ``reset_batch``/``act_batch`` serve the baselines'
-    batched harness. ``seat`` (an index or agent name) picks that seat's module when the run
+    length when playing it greedily). ``reset_batch``/``act_batch``/``keep`` serve the
+    baselines' batched harness (``baselines.evaluate.play``). ``seat`` (an index or agent name) picks that seat's module when the run
     trained one policy per seat.
     """
 
@@ -330,6 +330,10 @@ class RLlibPolicy:
     def reset_batch(self, seeds) -> None:
         """Start ``len(seeds)`` games at once (the policy keeps no memory; this seeds sampling)."""
         self._rng = np.random.default_rng([seed for seed in seeds if seed is not None] or None)
+
+    def keep(self, rows: np.ndarray) -> None:
+        """Drop finished games from the batch (the harness's call; this policy holds no
+        per-game state, its choice depends on the observation alone)."""
 
     def act(self, observation: dict, action_mask: np.ndarray) -> int:
         """The position to flip."""

@@ -157,6 +157,15 @@ def test_train_checkpoint_restore_and_play(local_ray, tmp_path):
     np.testing.assert_array_equal(greedy.act_batch(batch), singles)
     assert all(batch[MASK_KEY][b, a] for b, a in enumerate(singles))
 
+    # the baselines' harness plays it against a baseline, every game to its end
+    from baselines import make_policy
+    from baselines.evaluate import play
+
+    results = play(rules, [policy, make_policy("random", rules)], games=4, seed=5)
+    assert results.policies == (policy.name, "random")
+    assert (results.turns > 0).all()
+    assert (results.scores.sum(axis=1)[results.cleared] == rules.num_pairs).all()
+
     with pytest.raises(ValueError, match="trained on size"):
         RLlibPolicy(path, "toddler")
     with pytest.raises(ValueError, match="seat"):
