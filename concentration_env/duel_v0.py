@@ -11,7 +11,7 @@ from pettingzoo import AECEnv
 
 from concentration_env import core, duel
 from concentration_env.multiplayer import RENDER_MODES, TableEnv, wrap
-from concentration_env.render import render_ansi
+from concentration_env.render import Table
 from concentration_env.rules import Rules
 from concentration_env.spaces import board_space
 
@@ -53,7 +53,8 @@ class raw_env(TableEnv, EzPickle):
 
     ## Arguments
     ``duel_v0.env(rules=None, first_player=0, observation_mode="memory",
-    render_mode=None, **rule_fields)``. The rules describe the whole table: ``packs=2``
+    render_mode=None, table_shape="grid", **rule_fields)``; rendering as in
+    ``concentration_v0`` (pictures show both layouts). The rules describe the whole table: ``packs=2``
     (one per player) and ``matching="identical"`` by default; ``ranks``, ``jokers``,
     ``deck="pictures"``, other matching rules, ``reward_mode`` and ``tie_break`` apply.
     ``backs`` must be ``"plain"`` and ``layout`` ``None``.
@@ -72,9 +73,10 @@ class raw_env(TableEnv, EzPickle):
         first_player: int | str = 0,
         observation_mode: str = "memory",
         render_mode: str | None = None,
+        table_shape: str = "grid",
         **rule_fields: Any,
     ):
-        EzPickle.__init__(self, rules, first_player, observation_mode, render_mode, **rule_fields)
+        EzPickle.__init__(self, rules, first_player, observation_mode, render_mode, table_shape, **rule_fields)
         super().__init__()
         self.rules = duel.duel_rules(rules, **rule_fields)
         self.game = core.compile_rules(self.rules)
@@ -86,7 +88,7 @@ class raw_env(TableEnv, EzPickle):
         fields.update({f"opponent_{key}": own[key] for key in ("cards", "face_up", "removed")})
         fields["leading"] = spaces.MultiBinary(1)
         self.board_space = spaces.Dict(fields)
-        self._setup(duel.SEATS, first_player, observation_mode, render_mode)
+        self._setup(duel.SEATS, first_player, observation_mode, render_mode, table_shape)
 
     @property
     def layout(self) -> tuple[tuple, tuple]:
@@ -95,17 +97,13 @@ class raw_env(TableEnv, EzPickle):
         faces = duel.layouts(self._state.faces)[0]
         return tuple(tuple(self.game.faces[f] for f in side) for side in faces)
 
-    def render(self) -> str | None:
-        if self.render_mode is None:
-            return None
-        self._require_reset()
+    def _tables(self) -> list[Table]:
         up = duel.layouts(core.face_up(self._state))[0]
         removed = duel.layouts(self._state.removed)[0]
-        grids = [
-            render_ansi(self.player_shape, cards, up[seat], removed[seat], None, f"{self.possible_agents[seat]}'s layout")
+        return [
+            Table(self.player_shape, cards, up[seat], removed[seat], None, f"{self.possible_agents[seat]}'s layout")
             for seat, cards in enumerate(self.layout)
         ]
-        return self._header() + "\n" + "".join(grids)
 
     # -- the duel's game functions -----------------------------------------------------------
     def _board(self, seat: int) -> dict[str, np.ndarray]:

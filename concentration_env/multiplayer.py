@@ -16,13 +16,13 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from concentration_env import core, scoring
-from concentration_env.render import render_ansi
+from concentration_env.render import Screen, Table, check_render_mode, check_table_shape, render_ansi, render_tables
 from concentration_env.rules import Rules, resolve_rules
 from concentration_env.solitaire import check_observation_mode
 from concentration_env.spaces import board_space, parse_action
 
 MIN_PLAYERS = 2
-RENDER_MODES = ("ansi",)
+RENDER_MODES = ("ansi", "rgb_array", "human")
 
 
 def agent_name(seat: int) -> str:
@@ -72,12 +72,6 @@ def table_observation_space(board: spaces.Dict, players: int, game: core.Game) -
     return spaces.Dict({"observation": spaces.Dict(fields), "action_mask": board["action_mask"]})
 
 
-def check_render_mode(render_mode: str | None) -> None:
-    """Validate a render mode for the multi-player envs."""
-    if render_mode is not None and render_mode not in RENDER_MODES:
-        raise ValueError(f"invalid render_mode={render_mode!r}; allowed: None | 'ansi'")
-
-
 def wrap(env: AECEnv) -> AECEnv:
     """PettingZoo's standard wrappers for a classic env: action bounds and call order."""
     return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(env))
@@ -89,18 +83,21 @@ class TableEnv(AECEnv):
     A subclass names its game functions (``_deal_cards(game, rng)`` and
     ``_step_game(game, state, actions)``, the core's or the duel's), sets ``rules``,
     ``game``, ``num_cards`` and ``board_space``, and implements ``_board``, ``_legal`` and
-    ``render``. The state is a batch of one ``core.State``.
+    ``_tables`` (what to draw). The state is a batch of one ``core.State``.
     """
 
     _deal_cards = staticmethod(core.deal)
     _step_game = staticmethod(core.step)
 
-    def _setup(self, players: int, first_player: int | str, observation_mode: str, render_mode: str | None) -> None:
+    def _setup(
+        self, players: int, first_player: int | str, observation_mode: str, render_mode: str | None, table_shape: str
+    ) -> None:
         """Validate the table settings and build the agents and spaces."""
         self._memory = check_observation_mode(observation_mode)
-        check_render_mode(render_mode)
         self.observation_mode = observation_mode
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode, self.metadata)
+        self.table_shape = check_table_shape(table_shape)
+        self._screen = Screen(self.metadata["render_fps"]) if render_mode == "human" else None
         self.first_player = seat_of(first_player, players)
         self.possible_agents = [agent_name(seat) for seat in range(players)]
         self.agents = []
@@ -130,6 +127,8 @@ class TableEnv(AECEnv):
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {agent: {} for agent in self.agents}
         self.agent_selection = self.agents[first]
+        if self._screen is not None:
+            self.render()
 
     def step(self, action) -> None:
         agent = self.agent_selection
@@ -146,6 +145,8 @@ class TableEnv(AECEnv):
             self._finish()
         self.agent_selection = self.possible_agents[int(self._state.player[0])]
         self._accumulate_rewards()
+        if self._screen is not None:
+            self.render()
 
     def observe(self, agent: str) -> dict[str, Any]:
         seat = self.possible_agents.index(agent)
@@ -155,8 +156,23 @@ class TableEnv(AECEnv):
         mask = self._legal() if on_turn else np.zeros(self.num_cards, dtype=bool)
         return {"observation": observation, "action_mask": mask.astype(np.int8)}
 
+    def render(self) -> str | np.ndarray | None:
+        """The table as text (``"ansi"``), a picture (``"rgb_array"``) or in a window (``"human"``)."""
+        if self.render_mode is None:
+            return None
+        self._require_reset()
+        tables = self._tables()
+        if self.render_mode == "ansi":
+            return self._header() + "\n" + "".join(render_ansi(*table[:5], table.title) for table in tables)
+        done = bool(self._state.done[0])
+        status = f"turn {int(self._state.turns[0]) + 1}" + ("  game over" if done else "")
+        to_move = None if done else int(self._state.player[0])
+        frame = render_tables(tables, status, list(self.scores().items()), to_move, self.table_shape)
+        return frame if self._screen is None else self._screen.show(frame)
+
     def close(self) -> None:
-        pass
+        if self._screen is not None:
+            self._screen.close()
 
     # -- the public face of the game -------------------------------------------------------
     @property
@@ -254,7 +270,10 @@ class raw_env(TableEnv, EzPickle):
     observation_mode="memory", render_mode=None, **rule_fields)``; ``num_players``
     defaults to the rules' own count when that is two or more, else 2. ``first_player``
     is a seat or agent name; ``reset(options={"first_player": ...})`` overrides it for
-    one game. ``render_mode="ansi"`` returns the table as text.
+    one game. ``render_mode``: ``"ansi"`` (the table as text), ``"rgb_array"`` (a picture
+    with every player's score and whose turn it is) or ``"human"`` (that picture in a
+    pygame window; the ``render`` extra). ``table_shape`` lays the picture's cards out as a
+    ``"grid"``, ``"circle"``, ``"diamond"`` or ``"scatter"`` (positions do not change).
 
     ## Version History
     - v0: initial release.
@@ -269,15 +288,16 @@ class raw_env(TableEnv, EzPickle):
         first_player: int | str = 0,
         observation_mode: str = "memory",
         render_mode: str | None = None,
+        table_shape: str = "grid",
         **rule_fields: Any,
     ):
-        EzPickle.__init__(self, rules, num_players, first_player, observation_mode, render_mode, **rule_fields)
+        EzPickle.__init__(self, rules, num_players, first_player, observation_mode, render_mode, table_shape, **rule_fields)
         super().__init__()
         self.rules = table_rules(rules, num_players, **rule_fields)
         self.game = core.compile_rules(self.rules)
         self.num_cards = self.game.num_cards
         self.board_space = board_space(self.game)
-        self._setup(self.rules.num_players, first_player, observation_mode, render_mode)
+        self._setup(self.rules.num_players, first_player, observation_mode, render_mode, table_shape)
 
     @property
     def layout(self) -> tuple:
@@ -285,13 +305,10 @@ class raw_env(TableEnv, EzPickle):
         self._require_reset()
         return tuple(self.game.faces[f] for f in self._state.faces[0])
 
-    def render(self) -> str | None:
-        if self.render_mode is None:
-            return None
-        self._require_reset()
+    def _tables(self) -> list[Table]:
         state = self._state
         backs = self.game.backs if self.game.checkerboard else None
-        return render_ansi(self.rules.shape, self.layout, core.face_up(state)[0], state.removed[0], backs, self._header())
+        return [Table(self.rules.shape, self.layout, core.face_up(state)[0], state.removed[0], backs)]
 
     # -- the game core ---------------------------------------------------------------------
     def _board(self, seat: int) -> dict[str, np.ndarray]:

@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 
 from concentration_env import core
-from concentration_env.render import render_ansi
+from concentration_env.render import Screen, Table, check_render_mode, check_table_shape, render_ansi, render_tables
 from concentration_env.rules import Rules, resolve_rules
 from concentration_env.spaces import board_space, parse_action
 
@@ -85,24 +85,31 @@ class ConcentrationEnv(gym.Env):
       ``"two_decks"``, ...) or ``None`` for the defaults; keyword rule fields
       (``matching="zebra"``, ``jokers=True``, ...) are applied on top.
     - ``observation_mode``: ``"memory"`` or ``"visible"``.
-    - ``render_mode``: ``None`` or ``"ansi"`` (a text grid: ``##`` face down, card names face
-      up, blanks captured).
+    - ``render_mode``: ``None``, ``"ansi"`` (a text grid: ``##`` face down, card names face
+      up, blanks captured), ``"rgb_array"`` (a picture of the table as a ``(height, width, 3)``
+      uint8 array, the same pixels for the same state, no window needed) or ``"human"`` (that
+      picture in a pygame window at ``metadata["render_fps"]``; needs the ``render`` extra).
+    - ``table_shape``: how pictures lay the cards out: ``"grid"`` (default), ``"circle"``
+      (concentric rings), ``"diamond"`` or ``"scatter"``. Drawing only: positions, actions
+      and observations are the grid's, and fancy shapes tag each card with its coordinate.
 
     ## Registered Configurations
     ``Concentration-v0`` (the standard game) and one id per preset,
     ``Concentration-<Preset>-v0`` (for example ``Concentration-TwoDecks-v0``).
 
     ## Version History
-    - v0: initial release.
+    - v0: initial release (``rgb_array``/``human`` rendering and ``table_shape`` added
+      without changing the game).
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
 
     def __init__(
         self,
         rules: Rules | str | None = None,
         observation_mode: str = "memory",
         render_mode: str | None = None,
+        table_shape: str = "grid",
         **rule_fields: Any,
     ):
         self.rules = resolve_rules(rules, **rule_fields)
@@ -112,10 +119,10 @@ class ConcentrationEnv(gym.Env):
                 "(use concentration_env.concentration_v0 for two or more players)"
             )
         self._memory = check_observation_mode(observation_mode)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"invalid render_mode={render_mode!r}; allowed: {self.metadata['render_modes']}")
         self.observation_mode = observation_mode
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode, self.metadata)
+        self.table_shape = check_table_shape(table_shape)
+        self._screen = Screen(self.metadata["render_fps"]) if render_mode == "human" else None
         self.game = core.compile_rules(self.rules)
         self.observation_space = board_space(self.game)
         self.action_space = gym.spaces.Discrete(self.game.num_cards)
@@ -143,6 +150,8 @@ class ConcentrationEnv(gym.Env):
         super().reset(seed=seed)
         faces = core.deal(self.game, self.np_random)
         self._state = core.new_state(self.game, faces[None])
+        if self._screen is not None:
+            self.render()
         return self._observation(), self._info()
 
     def step(self, action):
@@ -158,11 +167,13 @@ class ConcentrationEnv(gym.Env):
         terminated = bool(self._state.done[0])
         if terminated:
             info["won"] = bool(core.cleared(self._state)[0])
+        if self._screen is not None:
+            self.render()
         return self._observation(), reward, terminated, False, info
 
     def render(self):
         if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi'")
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi', 'rgb_array' or 'human'")
             return None
         self._require_reset()
         state = self._state
@@ -171,14 +182,21 @@ class ConcentrationEnv(gym.Env):
             f"  misses {int(state.mismatches[0])}"
             + (f"/{self.rules.max_mismatches}" if self.rules.max_mismatches else "")
         )
-        return render_ansi(
+        table = Table(
             self.rules.shape,
             self.layout,
             core.face_up(state)[0],
             state.removed[0],
             self.game.backs if self.game.checkerboard else None,
-            header,
         )
+        if self.render_mode == "ansi":
+            return render_ansi(*table[:5], header)
+        frame = render_tables([table], "solitaire\n" + header, table_shape=self.table_shape)
+        return frame if self._screen is None else self._screen.show(frame)
+
+    def close(self):
+        if self._screen is not None:
+            self._screen.close()
 
     # -- snapshots -----------------------------------------------------------------------
     def get_state(self) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import gymnasium as gym
 import numpy as np
 
-from concentration_env.multiplayer import agent_name, raw_env, seat_of
+from concentration_env.multiplayer import RENDER_MODES, agent_name, raw_env, seat_of
 from concentration_env.policy import DEFAULT_OPPONENT, Policy, play_turns, resolve_policy
 from concentration_env.rules import Rules
 
@@ -48,7 +48,7 @@ class VersusEnv(gym.Env):
     ## Arguments
     ``gym.make("ConcentrationVs-v0", rules=None, num_players=None, seat=0,
     opponents="greedy", first_player=0, observation_mode="memory", render_mode=None,
-    **rule_fields)``
+    table_shape="grid", **rule_fields)``
 
     - ``seat``: the learner's seat (index or agent name).
     - ``opponents``: a policy name for ``baselines.make_policy`` or a policy object
@@ -62,7 +62,7 @@ class VersusEnv(gym.Env):
     - v0: initial release.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
 
     def __init__(
         self,
@@ -73,9 +73,10 @@ class VersusEnv(gym.Env):
         first_player: int | str = 0,
         observation_mode: str = "memory",
         render_mode: str | None = None,
+        table_shape: str = "grid",
         **rule_fields: Any,
     ):
-        self._table = raw_env(rules, num_players, first_player, observation_mode, render_mode, **rule_fields)
+        self._table = raw_env(rules, num_players, first_player, observation_mode, render_mode, table_shape, **rule_fields)
         self.rules = self._table.rules
         self.game = self._table.game
         self.render_mode = render_mode
@@ -128,6 +129,9 @@ class VersusEnv(gym.Env):
 
     def render(self):
         return self._table.render()
+
+    def close(self):
+        self._table.close()
 
     # -- helpers -------------------------------------------------------------------------
     def _observe(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:

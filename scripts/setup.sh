@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create a venv with everything the project needs (idempotent: a second run only checks).
-#   scripts/setup.sh         .venv: the package with its train and dev extras
+#   scripts/setup.sh         .venv: the package with its train, dev and render extras
 #   scripts/setup.sh rllib   .venv-rllib: the rllib and dev extras (ray pins its own gymnasium)
 # torch==2.13.0 goes first: that CPU build lies on this machine's disk, and any other
 # version would pull a multi-GB CUDA build.
@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 case "${1:-main}" in
-  main) venv=.venv extras=train,dev ;;
+  main) venv=.venv extras=train,dev,render ;;
   rllib) venv=.venv-rllib extras=rllib,dev ;;
   *) echo "usage: $0 [main|rllib]" >&2; exit 2 ;;
 esac

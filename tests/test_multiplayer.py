@@ -259,7 +259,7 @@ def test_winners_and_rewards_at_the_end(fields, winners, reward_mode):
         ({"num_players": 2, "first_player": 2}, "first_player"),
         ({"num_players": 3, "first_player": "player_3"}, "first_player"),
         ({"observation_mode": "full"}, "observation_mode"),
-        ({"render_mode": "human"}, "render_mode"),
+        ({"render_mode": "opengl"}, "render_mode"),
         ({"tie_break": "coin"}, "tie_break"),
         ({"reward_mode": "money"}, "reward_mode"),
         ({"colour": "red"}, "colour"),
