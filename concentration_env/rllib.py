@@ -33,6 +33,7 @@ import gymnasium as gym
 import numpy as np
 from pettingzoo.utils.wrappers import BaseWrapper
 
+from concentration_env import concentration_v0
 from concentration_env.core import compile_rules
 from concentration_env.multiplayer import agent_name, seat_of
 from concentration_env.rules import Rules, load_yaml_mapping, resolve_rules
@@ -185,8 +186,6 @@ def make_multiagent_env(env_config: dict):
     """RLlib env creator: the masked, flattened multi-player env (``env_config`` holds its
     keyword arguments) as an RLlib MultiAgentEnv."""
     from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
-
-    from concentration_env import concentration_v0
 
     return PettingZooEnv(MaskedFlatObservation(concentration_v0.env(**env_config)))
 
