@@ -3,9 +3,10 @@
 Nothing here knows about Gymnasium or PettingZoo. ``compile_rules`` turns a ``Rules`` into
 a :class:`Game` (the face deck, a boolean match table, pair values, the back pattern) once;
 a :class:`State` holds a batch of games as arrays of shape ``(batch, ...)``; :func:`step`
-advances every game in the batch by one flip with array operations. The solitaire env,
-the vector env and the multi-player envs are thin adapters over these functions (a single
-game is a batch of one).
+advances every game in the batch by one flip in one compiled (numba) call. The rules of a
+flip are written once, in ``_flip``; ``step``, ``step_observe`` and the batch-of-one fast
+path ``step_one`` all run it. The solitaire env, the vector env and the multi-player envs
+are thin adapters over these functions (a single game is a batch of one).
 
 A turn is two flips. The first flip turns a card face up. The second either captures the
 pair (both cards leave the table, scoring for the mover) or misses (both stay face up for
@@ -18,9 +19,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from concentration_env.cards import Card, cards_match
 from concentration_env.rules import Rules
@@ -42,21 +45,34 @@ class Game:
     backs: np.ndarray  # (num_cards,) int8 back design at each position (all 0 for plain)
     is_joker: np.ndarray  # (num_faces,) bool
 
-    @property
+    # Derived once (the game is immutable): every flip of the single env reads them.
+    @cached_property
     def num_cards(self) -> int:
         return len(self.deck)
 
-    @property
+    @cached_property
     def num_faces(self) -> int:
         return len(self.faces)
 
-    @property
+    @cached_property
     def num_players(self) -> int:
         return self.rules.num_players
 
-    @property
+    @cached_property
     def checkerboard(self) -> bool:
         return self.rules.backs == "checkerboard"
+
+    @cached_property
+    def kernel_params(self) -> np.ndarray:
+        """The rule switches the compiled step reads: one-flip turns, raising on illegal
+        flips, and the chip count (0 for none)."""
+        rules = self.rules
+        params = np.zeros(3, dtype=np.int64)
+        params[PARAM_ONE_FLIP] = rules.turn_policy == "one_flip"
+        params[PARAM_RAISE] = rules.illegal_action == "raise"
+        params[PARAM_MAX_MISMATCHES] = rules.max_mismatches or 0
+        params.setflags(write=False)
+        return params
 
 
 @lru_cache(maxsize=None)
@@ -144,19 +160,240 @@ def new_state(game: Game, faces: np.ndarray, first_player: int | np.ndarray = 0)
     )
 
 
+# -- compiled kernels ---------------------------------------------------------------------
+# The rules of a flip live once, in these numba kernels, written as loops over the games of
+# a batch: a flip touches at most four cards, so each game costs O(1) work (O(num_cards)
+# only when a capture may have cleared the table), and a batch of one pays no numpy
+# per-operation overhead. The per-card predicates use bitwise, branch-free operators so
+# that the whole-board loops vectorise. NUMBA_DISABLE_JIT=1 runs the same code as Python.
+
+# Status codes of the kernels' validation (nothing is changed unless OK).
+OK, OUT_OF_RANGE, ILLEGAL, NOT_ONE_RUNNING_GAME = 0, 1, 2, 3
+# Outcome arrays travel through the kernel as two blocks: rows of ``flags`` (bool) and of
+# ``numbers`` (int32), in this order.
+FLAG_FIELDS = ("acted", "legal", "second", "matched", "missed", "ended")
+NUMBER_FIELDS = ("mover", "gained")
+ACTED, LEGAL, SECOND, MATCHED, MISSED, ENDED = range(len(FLAG_FIELDS))
+MOVER, GAINED = range(len(NUMBER_FIELDS))
+NUM_FLAGS = len(FLAG_FIELDS)
+# Planes of the int8 observation block, and the rule switches the kernels read.
+MARKS = ("face_up", "removed", "action_mask")
+MARK_FACE_UP, MARK_REMOVED, MARK_LEGAL = range(len(MARKS))
+PARAM_ONE_FLIP, PARAM_RAISE, PARAM_MAX_MISMATCHES = range(3)
+
+
+@njit(cache=True, inline="always")
+def _is_face_up(first, shown, b, i):
+    """Card ``i`` of game ``b`` lies face up: flipped first this turn, or last turn's miss."""
+    return (i == first[b]) | (i == shown[b, 0]) | (i == shown[b, 1])
+
+
+@njit(cache=True, inline="always")
+def _is_legal(removed, first, done, b, i):
+    """Game ``b``'s player to move may flip card ``i``."""
+    return (not done[b]) & (not removed[b, i]) & (i != first[b])
+
+
+@njit(cache=True, inline="always")
+def _illegal_to_raise(removed, first, done, b, a, params):
+    """The flip ``a`` in game ``b`` is illegal and the rules say illegal flips raise."""
+    return params[PARAM_RAISE] and not done[b] and not _is_legal(removed, first, done, b, a)
+
+
+@njit(cache=True)
+def _validate(removed, first, done, actions, params):
+    """(status, game): the first out-of-range action, else the first illegal flip when
+    illegal flips must raise, else (OK, -1). Nothing is changed."""
+    num_cards = removed.shape[1]
+    for b in range(actions.shape[0]):
+        if actions[b] < 0 or actions[b] >= num_cards:
+            return OUT_OF_RANGE, b
+    for b in range(actions.shape[0]):
+        if _illegal_to_raise(removed, first, done, b, actions[b], params):
+            return ILLEGAL, b
+    return OK, -1
+
+
+@njit(cache=True, inline="always")  # inlined: a call per game would pay refcounting on 17 arrays
+def _flip(
+    b, a, faces, removed, seen, captured_by, first, shown, player, scores, first_capture,
+    mismatches, turns, done, match, pair_value, params,
+):
+    """Game ``b`` (running) flips card ``a``, in place: THE rules of a flip.
+    Returns (legal, second, matched, missed, gained, ended)."""
+    legal = second = matched = missed = ended = False
+    gained = 0
+    mover = player[b]
+    opened = first[b]
+    # Any flip turns the previous turn's missed pair face down again.
+    shown[b, 0] = NONE
+    shown[b, 1] = NONE
+    if not _is_legal(removed, first, done, b, a):
+        # Undone; ends the turn and counts as an unsuccessful pair.
+        first[b] = NONE
+        missed = True
+    else:
+        legal = True
+        seen[b, a] = True
+        if opened == NONE:
+            first[b] = a
+            return legal, second, matched, missed, gained, ended
+        second = True
+        first[b] = NONE
+        face = faces[b, opened]
+        if match[face, faces[b, a]]:
+            matched = True
+            removed[b, a] = removed[b, opened] = True
+            captured_by[b, a] = captured_by[b, opened] = mover
+            gained = pair_value[face]
+            scores[b, mover] += gained
+            if first_capture[b, mover] == NONE:
+                first_capture[b, mover] = turns[b]
+            ended = True
+            for i in range(faces.shape[1]):
+                if not removed[b, i]:
+                    ended = False
+                    break
+        else:
+            missed = True
+            shown[b, 0] = opened
+            shown[b, 1] = a
+    turns[b] += 1
+    if missed:
+        mismatches[b] += 1
+        max_mismatches = params[PARAM_MAX_MISMATCHES]
+        if max_mismatches > 0 and mismatches[b] >= max_mismatches:
+            ended = True
+    if missed or (matched and params[PARAM_ONE_FLIP]):
+        player[b] = (mover + 1) % scores.shape[1]
+    if ended:
+        done[b] = True
+    return legal, second, matched, missed, gained, ended
+
+
+@njit(cache=True)
+def _step_games(
+    faces, removed, seen, captured_by, first, shown, player, scores, first_capture,
+    mismatches, turns, done, actions, match, pair_value, params, flags, numbers,
+):
+    """Flip ``actions[b]`` in every running game ``b`` (in place) and record the outcome."""
+    for b in range(faces.shape[0]):
+        numbers[MOVER, b] = player[b]
+        acted = not done[b]
+        flags[ACTED, b] = acted
+        if acted:
+            legal, second, matched, missed, gained, ended = _flip(
+                b, actions[b], faces, removed, seen, captured_by, first, shown, player, scores,
+                first_capture, mismatches, turns, done, match, pair_value, params)
+        else:
+            legal = second = matched = missed = ended = False
+            gained = 0
+        flags[LEGAL, b] = legal
+        flags[SECOND, b] = second
+        flags[MATCHED, b] = matched
+        flags[MISSED, b] = missed
+        flags[ENDED, b] = ended
+        numbers[GAINED, b] = gained
+
+
+@njit(cache=True, inline="always")
+def _observe_game(b, faces, removed, seen, first, shown, done, memory, cards, up, gone, mask):
+    """Fill one game's observation rows: ``cards``, face up, removed and legal."""
+    for i in range(faces.shape[1]):
+        is_up = _is_face_up(first, shown, b, i)
+        known = (seen[b, i] if memory else is_up) | removed[b, i]
+        cards[i] = (faces[b, i] + 1) * known
+        up[i] = is_up
+        gone[i] = removed[b, i]
+        mask[i] = _is_legal(removed, first, done, b, i)
+
+
+@njit(cache=True)
+def _observe_games(faces, removed, seen, first, shown, done, memory, cards, marks):
+    """Fill ``cards`` and the ``marks`` planes (face up, removed, legal) of every game."""
+    for b in range(faces.shape[0]):
+        _observe_game(b, faces, removed, seen, first, shown, done, memory, cards[b],
+                      marks[MARK_FACE_UP, b], marks[MARK_REMOVED, b], marks[MARK_LEGAL, b])
+
+
+@njit(cache=True)
+def _step_entry(
+    faces, removed, seen, captured_by, first, shown, player, scores, first_capture,
+    mismatches, turns, done, actions, match, pair_value, params, flags, numbers,
+):
+    """Validate, then step every game (one compiled call); returns ``_validate``'s verdict."""
+    status, index = _validate(removed, first, done, actions, params)
+    if status == OK:
+        _step_games(faces, removed, seen, captured_by, first, shown, player, scores, first_capture,
+                    mismatches, turns, done, actions, match, pair_value, params, flags, numbers)
+    return status, index
+
+
+@njit(cache=True)
+def _step_observe_entry(
+    faces, removed, seen, captured_by, first, shown, player, scores, first_capture,
+    mismatches, turns, done, actions, match, pair_value, params, flags, numbers, memory, cards, marks,
+):
+    """``_step_entry`` followed by the observation, in one compiled call."""
+    status, index = _step_entry(faces, removed, seen, captured_by, first, shown, player, scores,
+                                first_capture, mismatches, turns, done, actions, match, pair_value,
+                                params, flags, numbers)
+    if status == OK:
+        _observe_games(faces, removed, seen, first, shown, done, memory, cards, marks)
+    return status, index
+
+
+@njit(cache=True)
+def _step_one_entry(
+    faces, removed, seen, captured_by, first, shown, player, scores, first_capture,
+    mismatches, turns, done, action, match, pair_value, params, memory, cards, marks,
+):
+    """The only game of the batch flips ``action``, then its observation fills ``cards``
+    (n,) and ``marks`` (3, n). Returns (status, *Flip)."""
+    mover = player[0]
+    if faces.shape[0] != 1 or done[0]:
+        status = NOT_ONE_RUNNING_GAME
+    elif action < 0 or action >= faces.shape[1]:
+        status = OUT_OF_RANGE
+    elif _illegal_to_raise(removed, first, done, 0, action, params):
+        status = ILLEGAL
+    else:
+        legal, second, matched, missed, gained, ended = _flip(
+            0, action, faces, removed, seen, captured_by, first, shown, player, scores, first_capture,
+            mismatches, turns, done, match, pair_value, params)
+        _observe_game(0, faces, removed, seen, first, shown, done, memory, cards,
+                      marks[MARK_FACE_UP], marks[MARK_REMOVED], marks[MARK_LEGAL])
+        return OK, mover, legal, second, matched, missed, gained, ended, turns[0], mismatches[0]
+    return status, mover, False, False, False, False, 0, False, turns[0], mismatches[0]
+
+
+@njit(cache=True)
+def _face_up_games(first, shown, out):
+    for b in range(out.shape[0]):
+        for i in range(out.shape[1]):
+            out[b, i] = _is_face_up(first, shown, b, i)
+
+
+@njit(cache=True)
+def _legal_games(removed, first, done, out):
+    for b in range(out.shape[0]):
+        for i in range(out.shape[1]):
+            out[b, i] = _is_legal(removed, first, done, b, i)
+
+
+# -- the public functions -------------------------------------------------------------------
 def face_up(state: State) -> np.ndarray:
     """(B, n) bool: cards lying face up on the table now."""
-    positions = np.arange(state.faces.shape[1])
-    up = positions == state.first[:, None]
-    up |= positions == state.shown[:, :1]
-    up |= positions == state.shown[:, 1:]
-    return up
+    out = np.empty(state.faces.shape, dtype=bool)
+    _face_up_games(state.first, state.shown, out)
+    return out
 
 
 def legal_mask(state: State) -> np.ndarray:
     """(B, n) bool: positions the player to move may flip (none once a game is over)."""
-    positions = np.arange(state.faces.shape[1])
-    return ~state.removed & (positions != state.first[:, None]) & ~state.done[:, None]
+    out = np.empty(state.faces.shape, dtype=bool)
+    _legal_games(state.removed, state.first, state.done, out)
+    return out
 
 
 def known_cards(state: State, memory: bool) -> np.ndarray:
@@ -164,20 +401,27 @@ def known_cards(state: State, memory: bool) -> np.ndarray:
     return (state.seen if memory else face_up(state)) | state.removed
 
 
+def _observation_buffers(shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Fresh ``cards`` (int16) and ``marks`` (3 int8 planes) arrays of ``shape``."""
+    return np.empty(shape, dtype=FACE_DTYPE), np.empty((len(MARKS), *shape), dtype=FLAG_DTYPE)
+
+
+def _observation(game: Game, cards: np.ndarray, marks: np.ndarray) -> dict[str, np.ndarray]:
+    """The observation dict over filled buffers."""
+    up, gone, legal = marks  # the MARKS planes, in order
+    obs = {"cards": cards, "face_up": up, "removed": gone, "action_mask": legal}
+    if game.checkerboard:
+        obs["back"] = np.broadcast_to(game.backs, cards.shape).copy()
+    return obs
+
+
 def observe(game: Game, state: State, memory: bool) -> dict[str, np.ndarray]:
     """What every player sees: ``cards`` (0 = unknown, else face id + 1), ``face_up``,
     ``removed``, ``action_mask`` and, for checkerboard backs, ``back``; each (B, n)."""
-    up = face_up(state)
-    known = (state.seen if memory else up) | state.removed
-    obs = {
-        "cards": np.where(known, state.faces + 1, 0).astype(FACE_DTYPE),
-        "face_up": up.astype(FLAG_DTYPE),
-        "removed": state.removed.astype(FLAG_DTYPE),
-        "action_mask": legal_mask(state).astype(FLAG_DTYPE),
-    }
-    if game.checkerboard:
-        obs["back"] = np.broadcast_to(game.backs, state.faces.shape).copy()
-    return obs
+    cards, marks = _observation_buffers(state.faces.shape)
+    _observe_games(state.faces, state.removed, state.seen, state.first, state.shown, state.done,
+                   memory, cards, marks)
+    return _observation(game, cards, marks)
 
 
 @dataclass
@@ -198,18 +442,61 @@ class IllegalFlipError(ValueError):
     """An illegal flip under ``illegal_action="raise"``."""
 
 
-def check_actions(game: Game, actions: np.ndarray) -> np.ndarray:
-    """Validate a (B,) array of positions; raise naming the first bad one."""
+def _as_positions(actions: np.ndarray) -> np.ndarray:
+    """Actions as a platform-int array; TypeError unless they are integers."""
+    if type(actions) is np.ndarray and actions.dtype == np.intp:
+        return actions  # the hot path: already what the kernels take
     actions = np.asarray(actions)
     if actions.dtype.kind not in "iu":
         raise TypeError(f"actions must be integer positions, got dtype {actions.dtype}")
+    return actions.astype(np.intp, copy=False)
+
+
+def _raise_out_of_range(game: Game, actions: np.ndarray, index: int) -> None:
+    raise ValueError(
+        f"action {int(actions[index])} (game {index}) is out of range; valid flips are 0..{game.num_cards - 1}"
+    )
+
+
+def check_actions(game: Game, actions: np.ndarray) -> np.ndarray:
+    """Validate a (B,) array of positions; raise naming the first bad one."""
+    actions = _as_positions(actions)
     bad = (actions < 0) | (actions >= game.num_cards)
     if bad.any():
-        index = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"action {int(actions[index])} (game {index}) is out of range; valid flips are 0..{game.num_cards - 1}"
+        _raise_out_of_range(game, actions, int(np.flatnonzero(bad)[0]))
+    return actions
+
+
+def _raise_verdict(game: Game, state: State, actions: np.ndarray, status: int, index: int) -> None:
+    """Turn a kernel's validation verdict into the error it stands for."""
+    if status == OUT_OF_RANGE:
+        _raise_out_of_range(game, actions, index)
+    if status == ILLEGAL:
+        position = int(actions[index])
+        why = "captured" if state.removed[index, position] else "already face up"
+        raise IllegalFlipError(
+            f"illegal flip at position {position} (game {index}): the card is {why}; "
+            f"flip a face-down card on the table (see the action mask)"
         )
-    return actions.astype(np.intp, copy=False)
+
+
+def _step_call(game: Game, state: State, actions, entry, *extra) -> Outcome:
+    """Run a compiled batch step entry point over the state; raise on its verdict."""
+    actions = _as_positions(actions)
+    batch = state.faces.shape[0]
+    if actions.shape != (batch,):
+        raise ValueError(f"actions must have shape ({batch},), one position per game; got {actions.shape}")
+    flags = np.empty((NUM_FLAGS, batch), dtype=bool)
+    numbers = np.empty((len(NUMBER_FIELDS), batch), dtype=np.int32)
+    status, index = entry(
+        state.faces, state.removed, state.seen, state.captured_by, state.first, state.shown,
+        state.player, state.scores, state.first_capture, state.mismatches, state.turns, state.done,
+        actions, game.match, game.pair_value, game.kernel_params, flags, numbers, *extra,
+    )
+    _raise_verdict(game, state, actions, status, index)
+    acted, legal, second, matched, missed, ended = flags
+    mover, gained = numbers
+    return Outcome(mover, acted, legal, second, matched, missed, gained, ended)
 
 
 def step(game: Game, state: State, actions: np.ndarray) -> Outcome:
@@ -219,58 +506,47 @@ def step(game: Game, state: State, actions: np.ndarray) -> Outcome:
     Raises ``IllegalFlipError`` before changing anything if a flip is illegal and the rules
     say ``illegal_action="raise"``.
     """
-    actions = check_actions(game, actions)
-    rows = np.arange(state.batch_size)
-    active = ~state.done
-    first = state.first
-    legal = active & ~state.removed[rows, actions] & (actions != first)
-    illegal = active & ~legal
-    if game.rules.illegal_action == "raise" and illegal.any():
-        index = int(np.flatnonzero(illegal)[0])
-        position = int(actions[index])
-        why = "captured" if state.removed[index, position] else "already face up"
-        raise IllegalFlipError(
-            f"illegal flip at position {position} (game {index}): the card is {why}; "
-            f"flip a face-down card on the table (see the action mask)"
-        )
-    mover = state.player.copy()
+    return _step_call(game, state, actions, _step_entry)
 
-    # Any flip turns the previous turn's missed pair face down again.
-    state.shown[active] = NONE
-    second = legal & (first != NONE)
-    opening = legal & ~second
-    state.seen[rows[legal], actions[legal]] = True
 
-    first_face = state.faces[rows, np.maximum(first, 0)]
-    matched = second & game.match[first_face, state.faces[rows, actions]]
-    missed_pair = second & ~matched
-    missed = missed_pair | illegal
+def step_observe(game: Game, state: State, actions: np.ndarray, memory: bool) -> tuple[Outcome, dict]:
+    """``step`` then ``observe`` in one compiled call: the hot path of the batched envs."""
+    cards, marks = _observation_buffers(state.faces.shape)
+    outcome = _step_call(game, state, actions, _step_observe_entry, memory, cards, marks)
+    return outcome, _observation(game, cards, marks)
 
-    took = rows[matched]
-    state.removed[took, actions[matched]] = True
-    state.removed[took, first[matched]] = True
-    state.captured_by[took, actions[matched]] = mover[matched]
-    state.captured_by[took, first[matched]] = mover[matched]
-    gained = np.where(matched, game.pair_value[first_face], 0).astype(np.int32)
-    state.scores[took, mover[matched]] += gained[matched]
-    first_time = matched & (state.first_capture[rows, mover] == NONE)
-    state.first_capture[rows[first_time], mover[first_time]] = state.turns[first_time]
 
-    state.shown[missed_pair, 0] = first[missed_pair]
-    state.shown[missed_pair, 1] = actions[missed_pair]
+class Flip(NamedTuple):
+    """What one flip did in a single game, as plain Python values (``step_one``'s outcome),
+    with the game's counters after it."""
 
-    turn_over = second | illegal
-    state.first = np.where(opening, actions, np.where(turn_over, NONE, first)).astype(np.int32)
-    state.turns += turn_over
-    state.mismatches += missed
-    passes = missed | (matched & (game.rules.turn_policy == "one_flip"))
-    state.player = np.where(passes, (mover + 1) % game.num_players, mover).astype(np.int32)
+    mover: int
+    legal: bool
+    second: bool
+    matched: bool
+    missed: bool
+    gained: int
+    ended: bool
+    turns: int
+    mismatches: int
 
-    ended = active & state.removed.all(axis=1)
-    if game.rules.max_mismatches is not None:
-        ended |= active & (state.mismatches >= game.rules.max_mismatches)
-    state.done |= ended
-    return Outcome(mover, active, legal, second, matched, missed, gained, ended)
+
+def step_one(game: Game, state: State, position: int, memory: bool) -> tuple[Flip, dict[str, np.ndarray]]:
+    """Flip ``position`` in the running game of a batch of one, then observe it: the same
+    rules as ``step`` (one compiled ``_flip``) without per-flip array plumbing, for the
+    single-game envs. Observation arrays are (num_cards,). Errors as ``step``'s."""
+    num_cards = game.num_cards
+    cards, marks = np.empty(num_cards, dtype=FACE_DTYPE), np.empty((len(MARKS), num_cards), dtype=FLAG_DTYPE)
+    result = _step_one_entry(
+        state.faces, state.removed, state.seen, state.captured_by, state.first, state.shown,
+        state.player, state.scores, state.first_capture, state.mismatches, state.turns, state.done,
+        position, game.match, game.pair_value, game.kernel_params, memory, cards, marks,
+    )
+    if result[0] != OK:
+        if result[0] == NOT_ONE_RUNNING_GAME:
+            raise ValueError("step_one needs a batch of exactly one running game")
+        _raise_verdict(game, state, np.array([position]), result[0], 0)
+    return tuple.__new__(Flip, result[1:]), _observation(game, cards, marks)
 
 
 def cleared(state: State) -> np.ndarray:

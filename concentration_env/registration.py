@@ -9,6 +9,7 @@ from concentration_env.rules import preset_names
 from concentration_env.solitaire import MAX_EPISODE_STEPS
 
 SOLITAIRE_ENTRY_POINT = "concentration_env.solitaire:ConcentrationEnv"
+VECTOR_ENTRY_POINT = "concentration_env.vector:ConcentrationVectorEnv"
 VERSUS_ID = "ConcentrationVs-v0"
 VERSUS_ENTRY_POINT = "concentration_env.versus:VersusEnv"
 PETTINGZOO_NAMESPACE = "concentration"
@@ -38,10 +39,12 @@ def pettingzoo_env_ids() -> tuple[str, ...]:
 
 
 def register_envs() -> None:
-    """Register every Gymnasium and PettingZoo id; safe to call again."""
+    """Register every Gymnasium and PettingZoo id (the solitaire ids with the native vector
+    env for ``gym.make_vec``); safe to call again."""
     for env_id, kwargs in _preset_specs().items():
         if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point=SOLITAIRE_ENTRY_POINT, max_episode_steps=MAX_EPISODE_STEPS, kwargs=kwargs)
+            gym.register(id=env_id, entry_point=SOLITAIRE_ENTRY_POINT, vector_entry_point=VECTOR_ENTRY_POINT,
+                         max_episode_steps=MAX_EPISODE_STEPS, kwargs=kwargs)
         aec_id = f"{PETTINGZOO_NAMESPACE}/{env_id}"
         if aec_id not in pettingzoo.aec_registry:
             pettingzoo.register("aec", aec_id, MULTIPLAYER_ENTRY_POINT, kwargs=kwargs)

@@ -150,26 +150,25 @@ class ConcentrationEnv(gym.Env):
         super().reset(seed=seed)
         faces = core.deal(self.game, self.np_random)
         self._state = core.new_state(self.game, faces[None])
+        obs = self._observation()
         if self._screen is not None:
             self.render()
-        return self._observation(), self._info()
+        return obs, self._info(obs, 0, 0)
 
     def step(self, action):
-        self._require_reset()
-        if self._state.done[0]:
+        state = self._state
+        if state is None or state.done[0]:
+            self._require_reset()
             raise RuntimeError("the episode is over; call reset() before step()")
-        position = parse_action(action, self.game.num_cards)
-        outcome = core.step(self.game, self._state, np.array([position]))
-        reward = -float(outcome.missed[0])
-        info = self._info()
-        if outcome.second[0] or not outcome.legal[0]:
-            info["matched"] = bool(outcome.matched[0])
-        terminated = bool(self._state.done[0])
-        if terminated:
-            info["won"] = bool(core.cleared(self._state)[0])
+        flip, obs = core.step_one(self.game, state, parse_action(action, self.game.num_cards), self._memory)
+        info = self._info(obs, flip.turns, flip.mismatches)
+        if flip.second or not flip.legal:
+            info["matched"] = flip.matched
+        if flip.ended:
+            info["won"] = bool(core.cleared(state)[0])
         if self._screen is not None:
             self.render()
-        return self._observation(), reward, terminated, False, info
+        return obs, -float(flip.missed), flip.ended, False, info
 
     def render(self):
         if self.render_mode is None:
@@ -227,11 +226,10 @@ class ConcentrationEnv(gym.Env):
     def _observation(self) -> dict[str, np.ndarray]:
         return {key: value[0] for key, value in core.observe(self.game, self._state, self._memory).items()}
 
-    def _info(self) -> dict[str, Any]:
-        state = self._state
+    def _info(self, obs: dict[str, np.ndarray], turns: int, mismatches: int) -> dict[str, Any]:
         return {
-            "action_mask": core.legal_mask(state)[0].astype(np.int8),
-            "mismatches": int(state.mismatches[0]),
-            "pairs": int(state.removed[0].sum()) // 2,
-            "turns": int(state.turns[0]),
+            "action_mask": obs["action_mask"].copy(),
+            "mismatches": mismatches,
+            "pairs": turns - mismatches,  # every turn ends in a capture or a miss
+            "turns": turns,
         }

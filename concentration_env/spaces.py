@@ -26,6 +26,8 @@ def board_space(game: Game) -> spaces.Dict:
 
 def parse_action(action: object, num_cards: int) -> int:
     """One flip position from what a user passed to ``step``; a clear error otherwise."""
+    if type(action) is int and 0 <= action < num_cards:
+        return action  # the common case, checked first because every flip comes through here
     if isinstance(action, np.ndarray):
         if action.shape not in ((), (1,)):
             raise ValueError(

@@ -1,0 +1,81 @@
+"""The core's fast paths agree exactly with its batched step: ``step_one`` (the single envs'
+path) and ``step_observe`` against ``step`` followed by ``observe``."""
+
+import dataclasses
+import re
+
+import numpy as np
+import pytest
+
+from concentration_env import Rules, core
+
+RULES = [
+    Rules(ranks=3),
+    Rules(ranks=2, packs=2, matching="identical", backs="checkerboard", turn_policy="one_flip"),
+    Rules(deck="pictures", pairs=5, max_mismatches=6, jokers=False),
+    Rules(ranks=3, jokers=True, joker_value=2, num_players=3, turn_policy="one_flip"),
+    Rules(ranks=3, illegal_action="raise"),
+]
+
+
+def assert_states_equal(a: core.State, b: core.State) -> None:
+    for field in dataclasses.fields(core.State):
+        np.testing.assert_array_equal(getattr(a, field.name), getattr(b, field.name), err_msg=field.name)
+
+
+@pytest.mark.parametrize("rules", RULES, ids=lambda r: f"{r.num_cards}cards-{r.matching}-{r.illegal_action}")
+@pytest.mark.parametrize("memory", [True, False])
+def test_step_one_and_step_observe_equal_step_then_observe(rules, memory):
+    game = core.compile_rules(rules)
+    rng = np.random.default_rng(7)
+    illegal_flips = 0
+    for _ in range(2):  # games
+        one = core.new_state(game, core.deal(game, rng)[None])
+        fused, batched = one.copy(), one.copy()
+        tried_face_up = False
+        while not one.done[0]:
+            legal = np.flatnonzero(core.legal_mask(one)[0])
+            # mostly legal flips, and now and then any card (often an illegal flip); the
+            # card just turned face up once per game, which is always illegal
+            if not tried_face_up and one.first[0] != core.NONE:
+                position, tried_face_up = int(one.first[0]), True
+            else:
+                position = int(rng.choice(legal) if rng.random() < 0.8 else rng.integers(game.num_cards))
+            try:
+                flip, obs = core.step_one(game, one, position, memory)
+            except core.IllegalFlipError as error:
+                with pytest.raises(core.IllegalFlipError, match=re.escape(str(error))):
+                    core.step(game, batched, np.array([position]))
+                with pytest.raises(core.IllegalFlipError):
+                    core.step_observe(game, fused, np.array([position]), memory)
+                assert_states_equal(one, batched)
+                illegal_flips += 1
+                continue
+            outcome = core.step(game, batched, np.array([position]))
+            fused_outcome, fused_obs = core.step_observe(game, fused, np.array([position]), memory)
+            expected = core.observe(game, batched, memory)
+            for name, value in expected.items():
+                np.testing.assert_array_equal(obs[name], value[0], err_msg=name)
+                np.testing.assert_array_equal(fused_obs[name], value, err_msg=name)
+                assert obs[name].dtype == value.dtype
+            for name in core.Flip._fields[:-2]:
+                assert getattr(flip, name) == getattr(outcome, name)[0], name
+                np.testing.assert_array_equal(getattr(fused_outcome, name), getattr(outcome, name))
+            assert (flip.turns, flip.mismatches) == (batched.turns[0], batched.mismatches[0])
+            assert_states_equal(one, batched)
+            assert_states_equal(fused, batched)
+            illegal_flips += not flip.legal
+    assert illegal_flips > 0  # the illegal-flip paths (undone, or raised) were compared too
+
+
+def test_step_one_errors():
+    game = core.compile_rules(Rules(ranks=2))
+    state = core.new_state(game, core.deal(game, np.random.default_rng(0))[None])
+    with pytest.raises(ValueError, match=r"action 8 \(game 0\) is out of range; valid flips are 0..7"):
+        core.step_one(game, state, 8, True)
+    two = core.new_state(game, np.stack([core.deal(game, np.random.default_rng(s)) for s in (1, 2)]))
+    with pytest.raises(ValueError, match="exactly one running game"):
+        core.step_one(game, two, 0, True)
+    state.done[0] = True
+    with pytest.raises(ValueError, match="exactly one running game"):
+        core.step_one(game, state, 0, True)
