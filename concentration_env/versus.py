@@ -36,6 +36,11 @@ class VersusEnv(gym.Env):
     The learner's reward under ``reward_mode``: ``"pairs"`` (default) the points of the
     pairs it captures, ``"win_loss"`` +1 / -1 at the end (0 when every seat shares the win).
 
+    ## Starting State
+    A fresh deal, after the opponents seated before the learner have played their turns.
+    A deal that the opponents clear before the learner's first flip (possible only on tiny
+    decks) is replaced by the next deal from the same generator.
+
     ## Episode End
     ``terminated`` when the game ends; ``info`` then holds ``winners`` and ``scores``
     (agent -> points; the learner is ``info["agent"]``). Registered as
@@ -112,10 +117,15 @@ class VersusEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         self._table.reset(seed=seed, options=options)
-        for policy in self.opponents.values():
-            policy.reset(seed=int(self.np_random.integers(SEED_RANGE)))
-        play_turns(self._table, self.opponents, self.agent)
-        return self._observe()
+        while True:
+            for policy in self.opponents.values():
+                policy.reset(seed=int(self.np_random.integers(SEED_RANGE)))
+            play_turns(self._table, self.opponents, self.agent)
+            if not self._table.terminations[self.agent]:
+                return self._observe()
+            # The opponents cleared the table before the learner's first flip (possible on
+            # tiny decks): such a deal is no game for the learner, so deal again.
+            self._table.reset(options=options)
 
     def step(self, action):
         table = self._table

@@ -114,3 +114,16 @@ def test_policy_names_resolve_through_baselines():
     total, info = play_to_the_end(env, 0)
     assert info["winners"]
     assert type(env.opponents[1]) is type(baselines.make_policy("greedy", env.rules))
+
+
+def test_reset_never_returns_a_game_the_opponents_already_finished():
+    """On 4 cards a greedy opponent moving first often clears the table at once; reset
+    deals again until the learner has a move, and the same seed still gives the same deal."""
+    for seed in range(30):
+        env = gym.make("ConcentrationVs-v0", ranks=1, first_player=1, opponents="greedy")
+        obs, info = env.reset(seed=seed)
+        assert obs["action_mask"].any()
+        env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+        again = gym.make("ConcentrationVs-v0", ranks=1, first_player=1, opponents="greedy")
+        again.reset(seed=seed)
+        assert again.unwrapped.layout == env.unwrapped.layout
