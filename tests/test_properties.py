@@ -163,3 +163,85 @@ def test_raise_mode_never_changes_state_on_illegal_flips(rules, seed, flips):
         after = env.get_state()
         for name, value in vars(snapshot["core"]).items():
             np.testing.assert_array_equal(value, getattr(after["core"], name))
+
+
+@given(rules=small_rules(), mode=st.sampled_from(["memory", "visible"]), seed=st.integers(0, 2**16),
+       picks=st.lists(st.tuples(st.booleans(), st.integers(0, 10**6)), min_size=1, max_size=120))
+def test_vector_env_equals_single_envs(rules, mode, seed, picks):
+    """Random rules and flips: the native vector env steps exactly like single envs."""
+    import gymnasium as gym
+
+    from batched_cases import assert_same
+
+    common = dict(num_envs=3, rules=rules, observation_mode=mode, max_episode_steps=40)
+    ours = gym.make_vec("Concentration-v0", **common)
+    reference = gym.make_vec("Concentration-v0", vectorization_mode="sync", **common)
+    obs, info = ours.reset(seed=seed)
+    assert_same((obs, info), reference.reset(seed=seed), "reset")
+    n = rules.num_cards
+    for step, (legal_only, pick) in enumerate(picks):
+        actions = np.array([
+            np.flatnonzero(row)[(pick + game) % row.sum()] if legal_only and row.any() else (pick + game) % n
+            for game, row in enumerate(info["action_mask"])
+        ])
+        result = ours.step(actions)
+        assert_same(result, reference.step(actions), f"step {step}")
+        info = result[-1]
+
+
+@given(rules=small_rules(), players=st.integers(2, 4), mode=st.sampled_from(["memory", "visible"]),
+       seed=st.integers(0, 2**16),
+       picks=st.lists(st.tuples(st.booleans(), st.integers(0, 10**6)), min_size=1, max_size=150))
+def test_multiplayer_invariants(rules, players, mode, seed, picks):
+    """Random rules, seats and flips in the PettingZoo env: masks, knowledge, scores, ending."""
+    from concentration_env import concentration_v0
+
+    env = concentration_v0.env(rules=rules.replace(num_players=players), observation_mode=mode)
+    env.reset(seed=seed)
+    raw = env.unwrapped
+    layout, n = raw.layout, rules.num_cards
+    flipped = np.zeros(n, dtype=bool)  # every position any player has turned over
+    values = {card: (rules.joker_value if card.is_joker else 1) for card in layout}
+    for legal_only, pick in picks:
+        agent = env.agent_selection
+        for other in env.agents:
+            obs = env.observe(other)
+            board, mask = obs["observation"], obs["action_mask"]
+            if other == agent:
+                np.testing.assert_array_equal(mask.astype(bool), _legal_from_board(board))
+            else:
+                assert not mask.any()
+            known = board["cards"] > 0
+            assert not (known & ~flipped).any(), "a card the players never saw is shown"
+            if mode == "visible":
+                np.testing.assert_array_equal(known, board["face_up"].astype(bool) | board["removed"].astype(bool))
+            for i in np.flatnonzero(known):
+                assert raw.faces[board["cards"][i] - 1] == layout[i]
+            scores = raw.scores()
+            assert board["scores"][0] == scores[other] and board["scores"].sum() == sum(scores.values())
+        removed = board["removed"].astype(bool)
+        captured_points = sum(values[layout[i]] for i in np.flatnonzero(removed)) // 2
+        assert sum(raw.scores().values()) == captured_points
+        assert raw.layout == layout
+        legal = np.flatnonzero(env.observe(agent)["action_mask"])
+        action = int(legal[pick % len(legal)]) if legal_only else pick % n
+        if action in legal:
+            flipped[action] = True
+        env.step(action)
+        if all(env.terminations.values()):
+            info = env.infos[agent]
+            cleared = bool(env.unwrapped._state.removed.all())
+            chips = rules.max_mismatches is not None and int(env.unwrapped._state.mismatches[0]) >= rules.max_mismatches
+            assert cleared or chips
+            assert set(info["winners"]) <= set(raw.possible_agents) and info["winners"]
+            break
+        assert not any(env.terminations.values())
+        assert not env.unwrapped._state.removed.all()
+
+
+def _legal_from_board(board) -> np.ndarray:
+    """(n,) bool: cards on the table except this turn's first card. A lone face-up card is
+    that first card; two face-up cards are last turn's missed pair, legal to flip again."""
+    up = board["face_up"].astype(bool)
+    first_card = up if up.sum() == 1 else np.zeros_like(up)
+    return ~board["removed"].astype(bool) & ~first_card
