@@ -1,11 +1,16 @@
 # The two commands of the README: `make main` and `make test`. Each sets everything up first.
-.PHONY: setup main test
+# The RLlib smoke test runs in its own venv (.venv-rllib): ray[rllib] pins an older gymnasium.
+.PHONY: setup setup-rllib main test
 
 setup:
 	bash scripts/setup.sh
 
+setup-rllib:
+	bash scripts/setup.sh rllib
+
 main: setup
 	.venv/bin/python scripts/main.py
 
-test: setup
+test: setup setup-rllib
 	.venv/bin/python -m pytest
+	.venv-rllib/bin/python -m pytest tests/test_rllib.py
