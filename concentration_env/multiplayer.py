@@ -83,7 +83,9 @@ class TableEnv(AECEnv):
     A subclass names its game functions (``_deal_cards(game, rng)`` and
     ``_step_game(game, state, actions)``, the core's or the duel's), sets ``rules``,
     ``game``, ``num_cards`` and ``board_space``, and implements ``_board``, ``_legal`` and
-    ``_tables`` (what to draw). The state is a batch of one ``core.State``.
+    ``_tables`` (what to draw), or ``_sight`` in place of the first two. The state is a
+    batch of one ``core.State``. ``_view`` is free for a subclass to cache what the table
+    looks like: it is cleared whenever the state changes (a deal or a flip).
     """
 
     _deal_cards = staticmethod(core.deal)
@@ -100,12 +102,18 @@ class TableEnv(AECEnv):
         self._screen = Screen(self.metadata["render_fps"]) if render_mode == "human" else None
         self.first_player = seat_of(first_player, players)
         self.possible_agents = [agent_name(seat) for seat in range(players)]
+        self._seats = {agent: seat for seat, agent in enumerate(self.possible_agents)}
+        # Scores rotated so the observer comes first: index arrays per seat, built once.
+        self._rotations = [np.roll(np.arange(players), -seat) for seat in range(players)]
+        self._no_moves = np.zeros(self.num_cards, dtype=np.int8)
+        self._pair_rewards = self.rules.reward_mode == "pairs"
         self.agents = []
         observation = table_observation_space(self.board_space, players, self.game)
         self.observation_spaces = dict.fromkeys(self.possible_agents, observation)
         self.action_spaces = dict.fromkeys(self.possible_agents, spaces.Discrete(self.num_cards))
         self._rng: np.random.Generator | None = None
         self._state = None
+        self._view = None
 
     # -- PettingZoo API -------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Dict:
@@ -120,6 +128,7 @@ class TableEnv(AECEnv):
         if seed is not None or self._rng is None:
             self._rng, _ = seeding.np_random(seed)
         self._state = self._new_state(self._rng, first)
+        self._view = None
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0)
@@ -139,7 +148,7 @@ class TableEnv(AECEnv):
         mover, gained, ended = self._flip(position)
         self._cumulative_rewards[agent] = 0
         self._clear_rewards()
-        if self.rules.reward_mode == "pairs":
+        if self._pair_rewards:
             self.rewards[self.possible_agents[mover]] = gained
         if ended:
             self._finish()
@@ -149,12 +158,13 @@ class TableEnv(AECEnv):
             self.render()
 
     def observe(self, agent: str) -> dict[str, Any]:
-        seat = self.possible_agents.index(agent)
-        observation = self._board(seat)
-        observation["scores"] = np.roll(self._state.scores[0], -seat).astype(np.int32)
-        on_turn = seat == int(self._state.player[0])
-        mask = self._legal() if on_turn else np.zeros(self.num_cards, dtype=bool)
-        return {"observation": observation, "action_mask": mask.astype(np.int8)}
+        seat = self._seats[agent]
+        state = self._state
+        on_turn = seat == state.player[0]
+        observation, legal = self._sight(seat, on_turn)
+        observation["scores"] = state.scores[0].take(self._rotations[seat])
+        mask = legal.astype(np.int8, copy=False) if on_turn else self._no_moves.copy()
+        return {"observation": observation, "action_mask": mask}
 
     def render(self) -> str | np.ndarray | None:
         """The table as text (``"ansi"``), a picture (``"rgb_array"``) or in a window (``"human"``)."""
@@ -196,8 +206,13 @@ class TableEnv(AECEnv):
 
     def _flip(self, position: int) -> tuple[int, int, bool]:
         """Play one flip: (seat that flipped, points it gained, whether the game ended)."""
+        self._view = None
         outcome = self._step_game(self.game, self._state, np.array([position]))
         return int(outcome.mover[0]), int(outcome.gained[0]), bool(outcome.ended[0])
+
+    def _sight(self, seat: int, on_turn: bool) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+        """Fresh arrays: the board from ``seat`` and, when it is on turn, its legal flips."""
+        return self._board(seat), (self._legal() if on_turn else None)
 
     def _winners(self) -> np.ndarray:
         """(P,) bool: the winners under the rules' tie-break."""
@@ -311,13 +326,21 @@ class raw_env(TableEnv, EzPickle):
         return [Table(self.rules.shape, self.layout, core.face_up(state)[0], state.removed[0], backs)]
 
     # -- the game core ---------------------------------------------------------------------
-    def _board(self, seat: int) -> dict[str, np.ndarray]:
-        # Everyone sees every flip, so the board looks the same from every seat.
-        board = core.observe(self.game, self._state, self._memory)
-        return {key: value[0] for key, value in board.items() if key != "action_mask"}
+    def _flip(self, position: int) -> tuple[int, int, bool]:
+        # The batch-of-one fast path: the flip and the table's new look in one compiled call.
+        flip, self._view = core.step_one(self.game, self._state, position, self._memory)
+        return flip.mover, flip.gained, flip.ended
 
-    def _legal(self) -> np.ndarray:
-        return core.legal_mask(self._state)[0]
+    def _sight(self, seat: int, on_turn: bool) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+        # Everyone sees every flip, so the board looks the same from every seat. The view the
+        # last flip computed is handed out once; a second observation gets fresh arrays, so
+        # no two observations share memory.
+        view = self._view
+        self._view = None
+        if view is None:
+            view = {key: value[0] for key, value in core.observe(self.game, self._state, self._memory).items()}
+        legal = view.pop("action_mask")
+        return view, (legal if on_turn else None)
 
 
 def env(**kwargs: Any) -> AECEnv:
