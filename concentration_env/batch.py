@@ -129,7 +129,7 @@ class GameBatch:
             truncated[:] = False
         else:
             truncated &= self.elapsed >= self.max_episode_steps
-        rewards = -outcome.missed.astype(np.float64)
+        rewards = np.where(outcome.missed, -1.0, 0.0)
         return outcome, rewards, truncated
 
     def check_actions(self, actions: Any) -> np.ndarray:

@@ -168,7 +168,7 @@ class ConcentrationEnv(gym.Env):
             info["won"] = bool(core.cleared(state)[0])
         if self._screen is not None:
             self.render()
-        return obs, -float(flip.missed), flip.ended, False, info
+        return obs, (-1.0 if flip.missed else 0.0), flip.ended, False, info
 
     def render(self):
         if self.render_mode is None:
