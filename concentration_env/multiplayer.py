@@ -19,7 +19,7 @@ from concentration_env import core, scoring
 from concentration_env.render import Screen, Table, check_render_mode, check_table_shape, render_ansi, render_tables
 from concentration_env.rules import Rules, resolve_rules
 from concentration_env.solitaire import check_observation_mode
-from concentration_env.spaces import board_space, parse_action
+from concentration_env.spaces import Positions, board_space, parse_action
 
 MIN_PLAYERS = 2
 RENDER_MODES = ("ansi", "rgb_array", "human")
@@ -72,9 +72,46 @@ def table_observation_space(board: spaces.Dict, players: int, game: core.Game) -
     return spaces.Dict({"observation": spaces.Dict(fields), "action_mask": board["action_mask"]})
 
 
+# The attributes ``last()`` and ``step()`` read on every step. PettingZoo's wrappers find
+# them through ``__getattr__`` (a failed lookup, then a forwarding call, per wrapper), which
+# cost most of a wrapped step; the wrappers below forward them as properties instead.
+HOT_ATTRIBUTES = ("agent_selection", "agents", "rewards", "_cumulative_rewards", "terminations", "truncations", "infos")
+
+
+def _forwarded(name: str, after_reset: bool) -> property:
+    """A read-only property that returns the wrapped env's ``name`` (``after_reset``: and
+    raises OrderEnforcingWrapper's AttributeError before the first reset, as it does)."""
+
+    def get(self):
+        if after_reset and not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self.env, name)
+
+    return property(get, doc=f"The wrapped env's ``{name}``.")
+
+
+class AssertOutOfBoundsWrapper(wrappers.AssertOutOfBoundsWrapper):
+    """PettingZoo's AssertOutOfBoundsWrapper (same check, same message), with the hot
+    attributes forwarded directly."""
+
+    locals().update({name: _forwarded(name, after_reset=False) for name in HOT_ATTRIBUTES})
+
+
+class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's OrderEnforcingWrapper (same checks, same errors), with the hot
+    attributes forwarded directly."""
+
+    locals().update({
+        name: _forwarded(name, after_reset=name != "_cumulative_rewards") for name in HOT_ATTRIBUTES
+    })
+
+    def __str__(self) -> str:
+        return str(self.env)  # as PettingZoo prints its own OrderEnforcingWrapper
+
+
 def wrap(env: AECEnv) -> AECEnv:
     """PettingZoo's standard wrappers for a classic env: action bounds and call order."""
-    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(env))
+    return OrderEnforcingWrapper(AssertOutOfBoundsWrapper(env))
 
 
 class TableEnv(AECEnv):
@@ -110,7 +147,7 @@ class TableEnv(AECEnv):
         self.agents = []
         observation = table_observation_space(self.board_space, players, self.game)
         self.observation_spaces = dict.fromkeys(self.possible_agents, observation)
-        self.action_spaces = dict.fromkeys(self.possible_agents, spaces.Discrete(self.num_cards))
+        self.action_spaces = dict.fromkeys(self.possible_agents, Positions(self.num_cards))
         self._rng: np.random.Generator | None = None
         self._state = None
         self._view = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -22,6 +23,21 @@ def board_space(game: Game) -> spaces.Dict:
     if game.checkerboard:
         fields["back"] = spaces.MultiBinary(n)
     return spaces.Dict(fields)
+
+
+class Positions(spaces.Discrete):
+    """``Discrete(num_cards)``, the flip positions, whose ``contains`` answers a plain
+    ``int`` without numpy: PettingZoo's AssertOutOfBoundsWrapper asks on every step.
+    Equal to ``Discrete(num_cards)`` and the same answers for every value."""
+
+    def __init__(self, num_cards: int):
+        super().__init__(num_cards)
+        self._end = int(num_cards)
+
+    def contains(self, x: Any) -> bool:
+        if type(x) is int:
+            return 0 <= x < self._end
+        return super().contains(x)
 
 
 def parse_action(action: object, num_cards: int) -> int:
