@@ -111,7 +111,14 @@ def deal(game: Game, rng: np.random.Generator) -> np.ndarray:
 
 @dataclass
 class State:
-    """A batch of games in progress. Arrays are (batch,) or (batch, num_cards) unless noted."""
+    """A batch of games in progress. Arrays are (batch,) or (batch, num_cards) unless noted.
+
+    Every array is a view into one byte buffer (``buffer``), so the compiled kernels take
+    the whole state as a single argument: numba pays about 0.1 us to unbox each array
+    argument, which was a third of a single env's flip. Assigning a field writes into its
+    view (``state.player = ...`` keeps the buffer and the field one), and the constructor
+    copies the arrays it is given into a fresh buffer.
+    """
 
     faces: np.ndarray  # (B, n) int16 face id dealt at each position
     removed: np.ndarray  # (B, n) bool captured and off the table
@@ -126,17 +133,91 @@ class State:
     turns: np.ndarray  # (B,) int32 completed turns
     done: np.ndarray  # (B,) bool game over
 
+    def __post_init__(self) -> None:
+        arrays = {name: getattr(self, name) for name in STATE_FIELDS}
+        batch, num_cards = np.shape(arrays["faces"])
+        players = np.shape(arrays["scores"])[1]
+        buffer = np.zeros(_state_nbytes(batch, num_cards, players), dtype=np.uint8)
+        buffer[:_HEADER_BYTES].view(np.int64)[:] = (batch, num_cards, players)
+        self._bind(buffer)
+        for name, value in arrays.items():
+            getattr(self, name)[...] = value
+
+    def _bind(self, buffer: np.ndarray) -> None:
+        """Make the fields views of ``buffer``."""
+        views = _unpack(buffer)
+        object.__setattr__(self, "buffer", buffer)
+        for name, view in zip(STATE_FIELDS, views):
+            object.__setattr__(self, name, view)
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in STATE_FIELDS and "buffer" in self.__dict__:
+            getattr(self, name)[...] = value  # into the buffer: the kernels read only that
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getstate__(self) -> dict:
+        return {"buffer": self.buffer}  # the views are rebuilt: pickling them would unshare them
+
+    def __setstate__(self, saved: dict) -> None:
+        self._bind(saved["buffer"])
+
     @property
     def batch_size(self) -> int:
         return self.faces.shape[0]
 
     def copy(self) -> "State":
-        return State(**{f.name: getattr(self, f.name).copy() for f in dataclasses.fields(self)})
+        clone = object.__new__(State)
+        clone._bind(self.buffer.copy())
+        return clone
 
     def assign(self, other: "State", rows: np.ndarray | slice = slice(None)) -> None:
         """Overwrite games ``rows`` of this batch with the games of ``other``."""
-        for f in dataclasses.fields(self):
-            getattr(self, f.name)[rows] = getattr(other, f.name)
+        for name in STATE_FIELDS:
+            getattr(self, name)[rows] = getattr(other, name)
+
+
+STATE_FIELDS = tuple(f.name for f in dataclasses.fields(State))
+_HEADER_BYTES = 3 * 8  # int64 batch, num_cards, players at the start of a state buffer
+_INT32_COLUMNS = 6  # first, shown (2), player, mismatches, turns; scores and first_capture add 2P
+
+
+def _state_nbytes(batch: int, num_cards: int, players: int) -> int:
+    """Bytes of a state buffer: the header, the int32 fields, the int16 faces, then the
+    one-byte fields (largest items first, so every field is aligned without padding)."""
+    return _HEADER_BYTES + 4 * batch * (_INT32_COLUMNS + 2 * players) + 2 * batch * num_cards + batch * (3 * num_cards + 1)
+
+
+@njit(cache=True, inline="always")
+def _unpack(buffer):
+    """The State fields (in ``STATE_FIELDS`` order) as views of a state buffer."""
+    header = buffer[:_HEADER_BYTES].view(np.int64)
+    batch, n, players = header[0], header[1], header[2]
+    at = _HEADER_BYTES
+    first = buffer[at:at + 4 * batch].view(np.int32)
+    at += 4 * batch
+    shown = buffer[at:at + 8 * batch].view(np.int32).reshape((batch, 2))
+    at += 8 * batch
+    player = buffer[at:at + 4 * batch].view(np.int32)
+    at += 4 * batch
+    scores = buffer[at:at + 4 * batch * players].view(np.int32).reshape((batch, players))
+    at += 4 * batch * players
+    first_capture = buffer[at:at + 4 * batch * players].view(np.int32).reshape((batch, players))
+    at += 4 * batch * players
+    mismatches = buffer[at:at + 4 * batch].view(np.int32)
+    at += 4 * batch
+    turns = buffer[at:at + 4 * batch].view(np.int32)
+    at += 4 * batch
+    faces = buffer[at:at + 2 * batch * n].view(np.int16).reshape((batch, n))
+    at += 2 * batch * n
+    removed = buffer[at:at + batch * n].view(np.bool_).reshape((batch, n))
+    at += batch * n
+    seen = buffer[at:at + batch * n].view(np.bool_).reshape((batch, n))
+    at += batch * n
+    captured_by = buffer[at:at + batch * n].view(np.int8).reshape((batch, n))
+    at += batch * n
+    done = buffer[at:at + batch].view(np.bool_)
+    return faces, removed, seen, captured_by, first, shown, player, scores, first_capture, mismatches, turns, done
 
 
 def new_state(game: Game, faces: np.ndarray, first_player: int | np.ndarray = 0) -> State:
@@ -317,11 +398,11 @@ def _observe_games(faces, removed, seen, first, shown, done, memory, cards, mark
 
 
 @njit(cache=True)
-def _step_entry(
-    faces, removed, seen, captured_by, first, shown, player, scores, first_capture,
-    mismatches, turns, done, actions, match, pair_value, params, flags, numbers,
-):
-    """Validate, then step every game (one compiled call); returns ``_validate``'s verdict."""
+def _step_entry(buffer, actions, match, pair_value, params, flags, numbers):
+    """Validate, then step every game of a state buffer (one compiled call); returns
+    ``_validate``'s verdict."""
+    faces, removed, seen, captured_by, first, shown, player, scores, first_capture, mismatches, turns, done = (
+        _unpack(buffer))
     status, index = _validate(removed, first, done, actions, params)
     if status == OK:
         _step_games(faces, removed, seen, captured_by, first, shown, player, scores, first_capture,
@@ -330,26 +411,27 @@ def _step_entry(
 
 
 @njit(cache=True)
-def _step_observe_entry(
-    faces, removed, seen, captured_by, first, shown, player, scores, first_capture,
-    mismatches, turns, done, actions, match, pair_value, params, flags, numbers, memory, cards, marks,
-):
+def _step_observe_entry(buffer, actions, match, pair_value, params, flags, numbers, memory, cards, marks):
     """``_step_entry`` followed by the observation, in one compiled call."""
-    status, index = _step_entry(faces, removed, seen, captured_by, first, shown, player, scores,
-                                first_capture, mismatches, turns, done, actions, match, pair_value,
-                                params, flags, numbers)
+    status, index = _step_entry(buffer, actions, match, pair_value, params, flags, numbers)
     if status == OK:
-        _observe_games(faces, removed, seen, first, shown, done, memory, cards, marks)
+        _observe_entry(buffer, memory, cards, marks)
     return status, index
 
 
 @njit(cache=True)
-def _step_one_entry(
-    faces, removed, seen, captured_by, first, shown, player, scores, first_capture,
-    mismatches, turns, done, action, match, pair_value, params, memory, cards, marks,
-):
-    """The only game of the batch flips ``action``, then its observation fills ``cards``
-    (n,) and ``marks`` (3, n). Returns (status, *Flip)."""
+def _observe_entry(buffer, memory, cards, marks):
+    """Fill ``cards`` and the ``marks`` planes of every game of a state buffer."""
+    faces, removed, seen, _, first, shown, _, _, _, _, _, done = _unpack(buffer)
+    _observe_games(faces, removed, seen, first, shown, done, memory, cards, marks)
+
+
+@njit(cache=True)
+def _step_one_entry(buffer, action, match, pair_value, params, memory, cards, marks):
+    """The only game of a state buffer's batch flips ``action``, then its observation
+    fills ``cards`` (n,) and ``marks`` (3, n). Returns (status, *Flip)."""
+    faces, removed, seen, captured_by, first, shown, player, scores, first_capture, mismatches, turns, done = (
+        _unpack(buffer))
     mover = player[0]
     if faces.shape[0] != 1 or done[0]:
         status = NOT_ONE_RUNNING_GAME
@@ -368,14 +450,16 @@ def _step_one_entry(
 
 
 @njit(cache=True)
-def _face_up_games(first, shown, out):
+def _face_up_games(buffer, out):
+    _, _, _, _, first, shown, _, _, _, _, _, _ = _unpack(buffer)
     for b in range(out.shape[0]):
         for i in range(out.shape[1]):
             out[b, i] = _is_face_up(first, shown, b, i)
 
 
 @njit(cache=True)
-def _legal_games(removed, first, done, out):
+def _legal_games(buffer, out):
+    _, removed, _, _, first, _, _, _, _, _, _, done = _unpack(buffer)
     for b in range(out.shape[0]):
         for i in range(out.shape[1]):
             out[b, i] = _is_legal(removed, first, done, b, i)
@@ -385,14 +469,14 @@ def _legal_games(removed, first, done, out):
 def face_up(state: State) -> np.ndarray:
     """(B, n) bool: cards lying face up on the table now."""
     out = np.empty(state.faces.shape, dtype=bool)
-    _face_up_games(state.first, state.shown, out)
+    _face_up_games(state.buffer, out)
     return out
 
 
 def legal_mask(state: State) -> np.ndarray:
     """(B, n) bool: positions the player to move may flip (none once a game is over)."""
     out = np.empty(state.faces.shape, dtype=bool)
-    _legal_games(state.removed, state.first, state.done, out)
+    _legal_games(state.buffer, out)
     return out
 
 
@@ -419,8 +503,7 @@ def observe(game: Game, state: State, memory: bool) -> dict[str, np.ndarray]:
     """What every player sees: ``cards`` (0 = unknown, else face id + 1), ``face_up``,
     ``removed``, ``action_mask`` and, for checkerboard backs, ``back``; each (B, n)."""
     cards, marks = _observation_buffers(state.faces.shape)
-    _observe_games(state.faces, state.removed, state.seen, state.first, state.shown, state.done,
-                   memory, cards, marks)
+    _observe_entry(state.buffer, memory, cards, marks)
     return _observation(game, cards, marks)
 
 
@@ -488,11 +571,7 @@ def _step_call(game: Game, state: State, actions, entry, *extra) -> Outcome:
         raise ValueError(f"actions must have shape ({batch},), one position per game; got {actions.shape}")
     flags = np.empty((NUM_FLAGS, batch), dtype=bool)
     numbers = np.empty((len(NUMBER_FIELDS), batch), dtype=np.int32)
-    status, index = entry(
-        state.faces, state.removed, state.seen, state.captured_by, state.first, state.shown,
-        state.player, state.scores, state.first_capture, state.mismatches, state.turns, state.done,
-        actions, game.match, game.pair_value, game.kernel_params, flags, numbers, *extra,
-    )
+    status, index = entry(state.buffer, actions, game.match, game.pair_value, game.kernel_params, flags, numbers, *extra)
     _raise_verdict(game, state, actions, status, index)
     acted, legal, second, matched, missed, ended = flags
     mover, gained = numbers
@@ -537,11 +616,7 @@ def step_one(game: Game, state: State, position: int, memory: bool) -> tuple[Fli
     single-game envs. Observation arrays are (num_cards,). Errors as ``step``'s."""
     num_cards = game.num_cards
     cards, marks = np.empty(num_cards, dtype=FACE_DTYPE), np.empty((len(MARKS), num_cards), dtype=FLAG_DTYPE)
-    result = _step_one_entry(
-        state.faces, state.removed, state.seen, state.captured_by, state.first, state.shown,
-        state.player, state.scores, state.first_capture, state.mismatches, state.turns, state.done,
-        position, game.match, game.pair_value, game.kernel_params, memory, cards, marks,
-    )
+    result = _step_one_entry(state.buffer, position, game.match, game.pair_value, game.kernel_params, memory, cards, marks)
     if result[0] != OK:
         if result[0] == NOT_ONE_RUNNING_GAME:
             raise ValueError("step_one needs a batch of exactly one running game")

@@ -1,7 +1,9 @@
 """The core's fast paths agree exactly with its batched step: ``step_one`` (the single envs'
 path) and ``step_observe`` against ``step`` followed by ``observe``."""
 
+import copy
 import dataclasses
+import pickle
 import re
 
 import numpy as np
@@ -79,3 +81,33 @@ def test_step_one_errors():
     state.done[0] = True
     with pytest.raises(ValueError, match="exactly one running game"):
         core.step_one(game, state, 0, True)
+
+
+def test_state_fields_are_views_of_one_buffer():
+    """The kernels read only ``state.buffer``: every field must stay a view of it, through
+    construction, field assignment, copies, pickling and deep copies."""
+    game = core.compile_rules(Rules(ranks=2, num_players=3))
+    faces = np.stack([core.deal(game, np.random.default_rng(s)) for s in (1, 2)])
+    state = core.new_state(game, faces, first_player=1)
+    views = [getattr(state, name) for name in core.STATE_FIELDS]
+    # the fields tile the buffer after its header, without overlap or gaps
+    assert sum(view.nbytes for view in views) == state.buffer.nbytes - core._HEADER_BYTES
+    assert all(np.shares_memory(view, state.buffer) for view in views)
+    assert [view.dtype for view in views] == [
+        np.int16, np.bool_, np.bool_, np.int8, np.int32, np.int32, np.int32, np.int32, np.int32, np.int32,
+        np.int32, np.bool_]
+    np.testing.assert_array_equal(state.faces, faces)
+    np.testing.assert_array_equal(state.player, [1, 1])
+
+    state.player = np.array([2, 0])  # written into the buffer, seen by the kernels
+    assert np.shares_memory(state.player, state.buffer)
+    core.step(game, state, np.array([0, 0]))
+    np.testing.assert_array_equal(state.first, [0, 0])
+    clones = [state.copy(), pickle.loads(pickle.dumps(state)), copy.deepcopy(state)]
+    for clone in clones:
+        assert_states_equal(clone, state)
+        assert not np.shares_memory(clone.buffer, state.buffer)
+        assert all(np.shares_memory(getattr(clone, name), clone.buffer) for name in core.STATE_FIELDS)
+        core.step(game, clone, np.array([1, 1]))  # a whole turn in the clone only
+        np.testing.assert_array_equal(clone.turns, [1, 1])
+    np.testing.assert_array_equal(state.turns, [0, 0])
