@@ -29,6 +29,7 @@ from concentration_env.cards import Card, cards_match
 from concentration_env.rules import Rules
 
 NONE = -1  # "no card" / "no seat" marker in position and player arrays
+_INT64_BYTES = 8
 FACE_DTYPE = np.int16
 FLAG_DTYPE = np.int8
 
@@ -63,16 +64,20 @@ class Game:
         return self.rules.backs == "checkerboard"
 
     @cached_property
-    def kernel_params(self) -> np.ndarray:
-        """The rule switches the compiled step reads: one-flip turns, raising on illegal
-        flips, and the chip count (0 for none)."""
+    def kernel_table(self) -> np.ndarray:
+        """What the compiled step reads of the rules, in one read-only byte buffer (one
+        kernel argument): the number of faces and the rule switches (one-flip turns,
+        raising on illegal flips, the chip count or 0) as int64, then the pair values
+        (int32) and the match table (bool); ``_unpack_game`` takes it apart."""
         rules = self.rules
-        params = np.zeros(3, dtype=np.int64)
+        params = np.zeros(NUM_PARAMS, dtype=np.int64)
         params[PARAM_ONE_FLIP] = rules.turn_policy == "one_flip"
         params[PARAM_RAISE] = rules.illegal_action == "raise"
         params[PARAM_MAX_MISMATCHES] = rules.max_mismatches or 0
-        params.setflags(write=False)
-        return params
+        parts = (np.array([self.num_faces], dtype=np.int64), params, self.pair_value, self.match)
+        table = np.concatenate([part.view(np.uint8).ravel() for part in parts])
+        table.setflags(write=False)
+        return table
 
 
 @lru_cache(maxsize=None)
@@ -178,7 +183,7 @@ class State:
 
 
 STATE_FIELDS = tuple(f.name for f in dataclasses.fields(State))
-_HEADER_BYTES = 3 * 8  # int64 batch, num_cards, players at the start of a state buffer
+_HEADER_BYTES = 3 * _INT64_BYTES  # batch, num_cards, players at the start of a state buffer
 _INT32_COLUMNS = 6  # first, shown (2), player, mismatches, turns; scores and first_capture add 2P
 
 
@@ -261,6 +266,19 @@ NUM_FLAGS = len(FLAG_FIELDS)
 MARKS = ("face_up", "removed", "action_mask")
 MARK_FACE_UP, MARK_REMOVED, MARK_LEGAL = range(len(MARKS))
 PARAM_ONE_FLIP, PARAM_RAISE, PARAM_MAX_MISMATCHES = range(3)
+NUM_PARAMS = 3
+
+
+@njit(cache=True, inline="always")
+def _unpack_game(table):
+    """A ``Game.kernel_table`` as (match (F, F) bool, pair_value (F,) int32, params (NUM_PARAMS,) int64)."""
+    num_faces = table[:_INT64_BYTES].view(np.int64)[0]
+    at = _INT64_BYTES * (1 + NUM_PARAMS)
+    params = table[_INT64_BYTES:at].view(np.int64)
+    pair_value = table[at:at + 4 * num_faces].view(np.int32)
+    at += 4 * num_faces
+    match = table[at:at + num_faces * num_faces].view(np.bool_).reshape((num_faces, num_faces))
+    return match, pair_value, params
 
 
 @njit(cache=True, inline="always")
@@ -398,11 +416,12 @@ def _observe_games(faces, removed, seen, first, shown, done, memory, cards, mark
 
 
 @njit(cache=True)
-def _step_entry(buffer, actions, match, pair_value, params, flags, numbers):
+def _step_entry(buffer, table, actions, flags, numbers):
     """Validate, then step every game of a state buffer (one compiled call); returns
     ``_validate``'s verdict."""
     faces, removed, seen, captured_by, first, shown, player, scores, first_capture, mismatches, turns, done = (
         _unpack(buffer))
+    match, pair_value, params = _unpack_game(table)
     status, index = _validate(removed, first, done, actions, params)
     if status == OK:
         _step_games(faces, removed, seen, captured_by, first, shown, player, scores, first_capture,
@@ -411,9 +430,9 @@ def _step_entry(buffer, actions, match, pair_value, params, flags, numbers):
 
 
 @njit(cache=True)
-def _step_observe_entry(buffer, actions, match, pair_value, params, flags, numbers, memory, cards, marks):
+def _step_observe_entry(buffer, table, actions, flags, numbers, memory, cards, marks):
     """``_step_entry`` followed by the observation, in one compiled call."""
-    status, index = _step_entry(buffer, actions, match, pair_value, params, flags, numbers)
+    status, index = _step_entry(buffer, table, actions, flags, numbers)
     if status == OK:
         _observe_entry(buffer, memory, cards, marks)
     return status, index
@@ -427,11 +446,12 @@ def _observe_entry(buffer, memory, cards, marks):
 
 
 @njit(cache=True)
-def _step_one_entry(buffer, action, match, pair_value, params, memory, cards, marks):
+def _step_one_entry(buffer, table, action, memory, cards, marks):
     """The only game of a state buffer's batch flips ``action``, then its observation
     fills ``cards`` (n,) and ``marks`` (3, n). Returns (status, *Flip)."""
     faces, removed, seen, captured_by, first, shown, player, scores, first_capture, mismatches, turns, done = (
         _unpack(buffer))
+    match, pair_value, params = _unpack_game(table)
     mover = player[0]
     if faces.shape[0] != 1 or done[0]:
         status = NOT_ONE_RUNNING_GAME
@@ -571,7 +591,7 @@ def _step_call(game: Game, state: State, actions, entry, *extra) -> Outcome:
         raise ValueError(f"actions must have shape ({batch},), one position per game; got {actions.shape}")
     flags = np.empty((NUM_FLAGS, batch), dtype=bool)
     numbers = np.empty((len(NUMBER_FIELDS), batch), dtype=np.int32)
-    status, index = entry(state.buffer, actions, game.match, game.pair_value, game.kernel_params, flags, numbers, *extra)
+    status, index = entry(state.buffer, game.kernel_table, actions, flags, numbers, *extra)
     _raise_verdict(game, state, actions, status, index)
     acted, legal, second, matched, missed, ended = flags
     mover, gained = numbers
@@ -616,7 +636,7 @@ def step_one(game: Game, state: State, position: int, memory: bool) -> tuple[Fli
     single-game envs. Observation arrays are (num_cards,). Errors as ``step``'s."""
     num_cards = game.num_cards
     cards, marks = np.empty(num_cards, dtype=FACE_DTYPE), np.empty((len(MARKS), num_cards), dtype=FLAG_DTYPE)
-    result = _step_one_entry(state.buffer, position, game.match, game.pair_value, game.kernel_params, memory, cards, marks)
+    result = _step_one_entry(state.buffer, game.kernel_table, position, memory, cards, marks)
     if result[0] != OK:
         if result[0] == NOT_ONE_RUNNING_GAME:
             raise ValueError("step_one needs a batch of exactly one running game")
