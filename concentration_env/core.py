@@ -264,7 +264,8 @@ MOVER, GAINED = range(len(NUMBER_FIELDS))
 NUM_FLAGS = len(FLAG_FIELDS)
 # Planes of the int8 observation block, and the rule switches the kernels read.
 MARKS = ("face_up", "removed", "action_mask")
-MARK_FACE_UP, MARK_REMOVED, MARK_LEGAL = range(len(MARKS))
+NUM_MARKS = len(MARKS)
+MARK_FACE_UP, MARK_REMOVED, MARK_LEGAL = range(NUM_MARKS)
 PARAM_ONE_FLIP, PARAM_RAISE, PARAM_MAX_MISMATCHES = range(3)
 NUM_PARAMS = 3
 
@@ -507,13 +508,15 @@ def known_cards(state: State, memory: bool) -> np.ndarray:
 
 def _observation_buffers(shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
     """Fresh ``cards`` (int16) and ``marks`` (3 int8 planes) arrays of ``shape``."""
-    return np.empty(shape, dtype=FACE_DTYPE), np.empty((len(MARKS), *shape), dtype=FLAG_DTYPE)
+    return np.empty(shape, dtype=FACE_DTYPE), np.empty((NUM_MARKS, *shape), dtype=FLAG_DTYPE)
 
 
 def _observation(game: Game, cards: np.ndarray, marks: np.ndarray) -> dict[str, np.ndarray]:
     """The observation dict over filled buffers."""
-    up, gone, legal = marks  # the MARKS planes, in order
-    obs = {"cards": cards, "face_up": up, "removed": gone, "action_mask": legal}
+    # Indexing the planes costs a third of unpacking the array (``up, gone, legal = marks``),
+    # which iterates it: 0.3 vs 0.8 us, a tenth of a single env's flip.
+    obs = {"cards": cards, "face_up": marks[MARK_FACE_UP], "removed": marks[MARK_REMOVED],
+           "action_mask": marks[MARK_LEGAL]}
     if game.checkerboard:
         obs["back"] = np.broadcast_to(game.backs, cards.shape).copy()
     return obs
@@ -635,13 +638,13 @@ def step_one(game: Game, state: State, position: int, memory: bool) -> tuple[Fli
     rules as ``step`` (one compiled ``_flip``) without per-flip array plumbing, for the
     single-game envs. Observation arrays are (num_cards,). Errors as ``step``'s."""
     num_cards = game.num_cards
-    cards, marks = np.empty(num_cards, dtype=FACE_DTYPE), np.empty((len(MARKS), num_cards), dtype=FLAG_DTYPE)
-    result = _step_one_entry(state.buffer, game.kernel_table, position, memory, cards, marks)
-    if result[0] != OK:
-        if result[0] == NOT_ONE_RUNNING_GAME:
+    cards, marks = np.empty(num_cards, dtype=FACE_DTYPE), np.empty((NUM_MARKS, num_cards), dtype=FLAG_DTYPE)
+    status, *flip = _step_one_entry(state.buffer, game.kernel_table, position, memory, cards, marks)
+    if status != OK:
+        if status == NOT_ONE_RUNNING_GAME:
             raise ValueError("step_one needs a batch of exactly one running game")
-        _raise_verdict(game, state, np.array([position]), result[0], 0)
-    return tuple.__new__(Flip, result[1:]), _observation(game, cards, marks)
+        _raise_verdict(game, state, np.array([position]), status, 0)
+    return tuple.__new__(Flip, flip), _observation(game, cards, marks)
 
 
 def cleared(state: State) -> np.ndarray:

@@ -160,15 +160,19 @@ class ConcentrationEnv(gym.Env):
         if state is None or state.done[0]:
             self._require_reset()
             raise RuntimeError("the episode is over; call reset() before step()")
-        flip, obs = core.step_one(self.game, state, parse_action(action, self.game.num_cards), self._memory)
-        info = self._info(obs, flip.turns, flip.mismatches)
-        if flip.second or not flip.legal:
-            info["matched"] = flip.matched
-        if flip.ended:
+        game = self.game
+        if type(action) is not int or not 0 <= action < game.num_cards:  # else parse_action returns it as is
+            action = parse_action(action, game.num_cards)
+        (_, legal, second, matched, missed, _, ended, turns, mismatches), obs = core.step_one(
+            game, state, action, self._memory)
+        info = self._info(obs, turns, mismatches)
+        if second or not legal:
+            info["matched"] = matched
+        if ended:
             info["won"] = bool(core.cleared(state)[0])
         if self._screen is not None:
             self.render()
-        return obs, (-1.0 if flip.missed else 0.0), flip.ended, False, info
+        return obs, (-1.0 if missed else 0.0), ended, False, info
 
     def render(self):
         if self.render_mode is None:

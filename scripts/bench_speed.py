@@ -19,6 +19,7 @@ throughput on the SB3 adapter with ``configs/train/maskable_throughput.yaml``.
     python scripts/bench_speed.py                 # the table (about a minute)
     python scripts/bench_speed.py --json out.json # also write the numbers
     python scripts/bench_speed.py --train         # training throughput
+    python scripts/bench_speed.py --only single --only AEC   # those workloads and their peers
 
 The peers come with the optional ``bench`` extra (``pip install -e .[bench]``); a missing
 peer or env is skipped with the reason printed.
@@ -309,6 +310,14 @@ def measure(factories: dict[str, Callable[[], Runner]], rounds: int, seconds: fl
     return samples, skipped
 
 
+def selected(factories: dict[str, Callable[[], Runner]], only: list[str] | None) -> dict[str, Callable[[], Runner]]:
+    """The workloads whose name contains one of ``only`` (all when None), and the peers."""
+    if not only:
+        return factories
+    return {name: factory for name, factory in factories.items()
+            if name in PEERS or any(text in name for text in only)}
+
+
 def medians(samples: dict[str, list[float]]) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in samples.items()}
 
@@ -357,8 +366,7 @@ def vector_peak_memory() -> dict:
         _, _, _, _, info = envs.step(pick_many(rng, info["action_mask"]))
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    state = envs.unwrapped.batch.state
-    state_bytes = sum(getattr(state, name).nbytes for name in vars(state))
+    state_bytes = envs.unwrapped.batch.state.buffer.nbytes  # every array of the games' state lives in it
     return {"num_envs": MEMORY_ENVS, "peak_mib": peak / 2**20, "state_mib": state_bytes / 2**20}
 
 
@@ -413,11 +421,30 @@ def print_table(rates: dict[str, float], relative: list[dict]) -> None:
             print(f"{name}: {rates[name]:,.0f} flips/s; target {VECTOR_TARGET_FLIPS:,} {verdict}")
 
 
+def scaling_and_memory(rounds: int, seconds: float) -> dict:
+    """Measure and print the cost per flip against the deck and the vector env's memory."""
+    print("\ncost per flip vs cards (ns per flip; median of rounds):", flush=True)
+    scaling = deck_scaling(max(3, rounds // 2), seconds)
+    base = next(row for row in scaling if row["cards"] == 52)
+    for row in scaling:
+        print(f"  {row['cards']:4d} cards: single env {row['single_ns_per_flip']:9,.0f} ns "
+              f"({row['single_ns_per_flip'] / base['single_ns_per_flip']:.2f}x of 52)   "
+              f"vector x{SCALING_VECTOR_ENVS} {row['vector_ns_per_flip']:7,.1f} ns "
+              f"({row['vector_ns_per_flip'] / base['vector_ns_per_flip']:.2f}x of 52)")
+    memory = vector_peak_memory()
+    print(f"\npeak memory of a {memory['num_envs']}-game vector env over {MEMORY_STEPS} steps: "
+          f"{memory['peak_mib']:.1f} MiB traced (game state {memory['state_mib']:.2f} MiB)")
+    return {"deck_scaling": scaling, "memory": memory}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (median reported)")
     parser.add_argument("--seconds", type=float, default=0.4, help="time per workload per round")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
+    parser.add_argument("--only", action="append", metavar="TEXT",
+                        help="measure only the workloads whose name contains TEXT (repeatable), with their "
+                             "peers; skips the deck scaling and memory figures")
     parser.add_argument("--train", action="store_true", help="measure MaskablePPO training throughput instead")
     parser.add_argument("--config", type=Path, default=TRAIN_CONFIG, help="training config for --train")
     parser.add_argument("--threads", type=int, default=1, help="torch threads for --train")
@@ -432,22 +459,13 @@ def main(argv: list[str] | None = None) -> None:
               f"{train['default_one_env_steps_per_cpu_s']:,.0f} per CPU second")
     else:
         print(f"measuring {args.rounds} interleaved rounds of {args.seconds}s per workload ...", flush=True)
-        samples, skipped = measure(workloads(), args.rounds, args.seconds)
+        samples, skipped = measure(selected(workloads(), args.only), args.rounds, args.seconds)
         rates, relative = medians(samples), ratios(samples)
         print_table(rates, relative)
-        print("\ncost per flip vs cards (ns per flip; median of rounds):", flush=True)
-        scaling = deck_scaling(max(3, args.rounds // 2), args.seconds)
-        base = next(row for row in scaling if row["cards"] == 52)
-        for row in scaling:
-            print(f"  {row['cards']:4d} cards: single env {row['single_ns_per_flip']:9,.0f} ns "
-                  f"({row['single_ns_per_flip'] / base['single_ns_per_flip']:.2f}x of 52)   "
-                  f"vector x{SCALING_VECTOR_ENVS} {row['vector_ns_per_flip']:7,.1f} ns "
-                  f"({row['vector_ns_per_flip'] / base['vector_ns_per_flip']:.2f}x of 52)")
-        memory = vector_peak_memory()
-        print(f"\npeak memory of a {memory['num_envs']}-game vector env over {MEMORY_STEPS} steps: "
-              f"{memory['peak_mib']:.1f} MiB traced (game state {memory['state_mib']:.2f} MiB)")
-        result = {"flips_per_s": rates, "flips_per_s_rounds": samples, "ratios": relative, "skipped": skipped, "deck_scaling": scaling,
-                  "memory": memory, "rounds": args.rounds, "seconds": args.seconds}
+        result = {"flips_per_s": rates, "flips_per_s_rounds": samples, "ratios": relative, "skipped": skipped,
+                  "rounds": args.rounds, "seconds": args.seconds}
+        if not args.only:
+            result |= scaling_and_memory(args.rounds, args.seconds)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
         print(f"wrote {args.json}")
