@@ -111,3 +111,20 @@ def test_state_fields_are_views_of_one_buffer():
         core.step(game, clone, np.array([1, 1]))  # a whole turn in the clone only
         np.testing.assert_array_equal(clone.turns, [1, 1])
     np.testing.assert_array_equal(state.turns, [0, 0])
+
+
+def test_step_one_calls_the_compiled_code_with_the_types_it_was_compiled_for():
+    """``step_one`` skips numba's type dispatch, so the arguments it builds must have
+    exactly the types of the signature it compiled (else the compiled code misreads them)."""
+    numba = pytest.importorskip("numba")
+    game = core.compile_rules(Rules(ranks=2, backs="checkerboard", packs=2, matching="identical"))
+    state = core.new_state(game, core.deal(game, np.random.default_rng(0))[None])
+    for state in (state, state.copy(), pickle.loads(pickle.dumps(state))):
+        cards = np.empty(game.num_cards, dtype=core.FACE_DTYPE)
+        marks = np.empty((core.NUM_MARKS, game.num_cards), dtype=core.FLAG_DTYPE)
+        actual = tuple(numba.typeof(arg) for arg in (state.buffer, game.kernel_table, 0, True, cards, marks))
+        assert actual == core._STEP_ONE_SIGNATURE
+    with pytest.raises(TypeError):
+        core.step_one(game, state, 1.0, True)  # not silently truncated to position 1
+    flip, _ = core.step_one(game, state, np.int16(1), True)  # integers of any type are fine
+    assert flip.legal and state.first[0] == 1
