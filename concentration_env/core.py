@@ -664,7 +664,7 @@ def step_one(game: Game, state: State, position: int, memory: bool) -> tuple[Fli
         position = operator.index(position)  # the compiled entry point takes an int64
     num_cards = game.num_cards
     cards, marks = np.empty(num_cards, dtype=FACE_DTYPE), np.empty((NUM_MARKS, num_cards), dtype=FLAG_DTYPE)
-    status, *flip = _step_one_compiled()(state.buffer, game.kernel_table, position, bool(memory), cards, marks)
+    status, *flip = _step_one_compiled()(state.buffer, game.kernel_table, position, memory, cards, marks)
     if status != OK:
         if status == NOT_ONE_RUNNING_GAME:
             raise ValueError("step_one needs a batch of exactly one running game")

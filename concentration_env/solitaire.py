@@ -127,6 +127,7 @@ class ConcentrationEnv(gym.Env):
         self.observation_space = board_space(self.game)
         self.action_space = gym.spaces.Discrete(self.game.num_cards)
         self._state: core.State | None = None
+        self._over = True  # no game running: before the first reset, or after the end (a flip's ``ended``)
 
     # -- the public face of the game -------------------------------------------------
     @property
@@ -150,21 +151,23 @@ class ConcentrationEnv(gym.Env):
         super().reset(seed=seed)
         faces = core.deal(self.game, self.np_random)
         self._state = core.new_state(self.game, faces[None])
+        self._over = False
         obs = self._observation()
         if self._screen is not None:
             self.render()
         return obs, self._info(obs, 0, 0)
 
     def step(self, action):
-        state = self._state
-        if state is None or state.done[0]:
+        if self._over:  # a Python flag, cheaper than reading the state's ``done`` every flip
             self._require_reset()
             raise RuntimeError("the episode is over; call reset() before step()")
         game = self.game
         if type(action) is not int or not 0 <= action < game.num_cards:  # else parse_action returns it as is
             action = parse_action(action, game.num_cards)
+        state = self._state
         (_, legal, second, matched, missed, _, ended, turns, mismatches), obs = core.step_one(
             game, state, action, self._memory)
+        self._over = ended
         info = self._info(obs, turns, mismatches)
         if second or not legal:
             info["matched"] = matched
@@ -220,6 +223,7 @@ class ConcentrationEnv(gym.Env):
             self._state = core_state.copy()
         else:
             self._state.assign(core_state)
+        self._over = bool(core_state.done[0])
         self.np_random.bit_generator.state = snapshot["rng"]
 
     # -- helpers -------------------------------------------------------------------------
