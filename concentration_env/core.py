@@ -31,8 +31,8 @@ from concentration_env.rules import Rules
 
 NONE = -1  # "no card" / "no seat" marker in position and player arrays
 _INT64_BYTES = 8
-FACE_DTYPE = np.int16
-FLAG_DTYPE = np.int8
+FACE_DTYPE = np.dtype(np.int16)  # dtype instances: np.empty converts a scalar type on every call
+FLAG_DTYPE = np.dtype(np.int8)
 
 
 @dataclass(frozen=True, eq=False)
