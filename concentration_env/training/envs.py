@@ -60,7 +60,8 @@ def make_vec_env(config, rules, num_envs: int, seed: int, kind: str | None = Non
 
         from concentration_env.sb3 import make_sb3_vec_env
 
-        venv = VecMonitor(make_sb3_vec_env(num_envs=num_envs, rules=rules, observation_mode=config.observation_mode))
+        venv = VecMonitor(make_sb3_vec_env(num_envs=num_envs, rules=rules, observation_mode=config.observation_mode,
+                                           max_episode_steps=FLIPS_PER_CARD_CAP * rules.num_cards))
         if config.features == "card_features":
             venv = vec_card_features(venv, rules)
     else:

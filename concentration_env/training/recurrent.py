@@ -123,8 +123,14 @@ class CardMemoryNet(nn.Module):
         pairs_with_first = (belief @ self.match * first_belief[..., None, :]).sum(-1, keepdim=True)
         seen = 1.0 - belief[..., :1]
         pooled = torch.cat([memory.mean(dim=-2), memory.max(dim=-2).values], dim=-1)
-        context = pooled[..., None, : self.hidden].expand_as(memory)
-        logits = self.score(torch.cat([memory, context, pairs_with_first, seen], dim=-1)).squeeze(-1)
+        # The score's first layer on [memory, context, pairs_with_first, seen], split by its
+        # weight's columns so that the context (the mean memory, the same for every card of a
+        # game) goes through it once per game, not once per card.
+        weight, hidden = self.score[0].weight, self.hidden
+        per_card = nn.functional.linear(memory, weight[:, :hidden])
+        per_card = per_card + nn.functional.linear(torch.cat([pairs_with_first, seen], dim=-1), weight[:, 2 * hidden :])
+        per_game = nn.functional.linear(pooled[..., :hidden], weight[:, hidden : 2 * hidden], self.score[0].bias)
+        logits = self.score[1:](per_card + per_game[..., None, :]).squeeze(-1)
         return logits, self.value(pooled).squeeze(-1), recall
 
     def step(self, inputs: torch.Tensor, memory: torch.Tensor, starts: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:
@@ -136,7 +142,9 @@ class CardMemoryNet(nn.Module):
 
 
 def masked_distribution(logits: torch.Tensor, mask: torch.Tensor) -> torch.distributions.Categorical:
-    return torch.distributions.Categorical(logits=torch.where(mask, logits, torch.full_like(logits, MASKED_LOGIT)))
+    """The policy over the legal flips (argument checks off: the logits are finite by construction)."""
+    masked = torch.where(mask, logits, torch.full_like(logits, MASKED_LOGIT))
+    return torch.distributions.Categorical(logits=masked, validate_args=False)
 
 
 def remember(recalled: torch.Tensor, obs: dict[str, torch.Tensor], starts: torch.Tensor) -> torch.Tensor:
@@ -162,7 +170,8 @@ class RecurrentPPO:
         self.settings = settings
         self.num_cards = venv.observation_space["cards"].shape[0]
         self.net = CardMemoryNet(match, settings.hidden)
-        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=settings.learning_rate, eps=1e-5)
+        # foreach: one multi-tensor update instead of a loop over the parameters (same result).
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=settings.learning_rate, eps=1e-5, foreach=True)
         self.num_timesteps = 0
 
     def learn(self, total_timesteps: int, on_rollout: Callable[["RecurrentPPO", dict], bool] | None = None) -> None:
