@@ -175,8 +175,6 @@ def _check_combination(config: TrainConfig, source: str) -> None:
         raise ValueError(f"{source}: key 'network': 'per_card' is implemented for algo: maskable_ppo")
     if config.algo == "recurrent_ppo" and config.resolved_rules.num_players != 1:
         raise ValueError(f"{source}: key 'algo': recurrent_ppo trains solitaire (rules with num_players: 1)")
-    if config.vec_env == "native" and config.resolved_rules.num_players != 1:
-        raise ValueError(f"{source}: key 'vec_env': the native vec env is solitaire only; use dummy or subproc")
     if config.algo == "recurrent_ppo" and config.vec_env == "subproc":
         raise ValueError(f"{source}: key 'vec_env': recurrent_ppo steps games in-process; use dummy or native")
 
