@@ -230,14 +230,11 @@ class VersusBatch:
                 raise ValueError(f"invalid opponents entry {name!r}; allowed: policy names for baselines.make_policy")
         self.opponent_names = sorted(set(names))
         self.kind = np.array([self.opponent_names.index(name) for name in names])
-        # One batched policy per (opponent, seat); each plays its seat in the games it sits in.
-        self.policies = {
-            (kind, seat): resolve_policy(name, self.rules)
-            for kind, name in enumerate(self.opponent_names)
-            for seat in range(players)
-        }
-        for policy in self.policies.values():
-            policy.reset_batch([None] * self.num_envs)  # one row per game; each is reseeded when dealt
+        # One batched policy per opponent name, with a row for every seat of every game
+        # (row game * players + seat), so that each seat keeps its own memory and seed.
+        self.policies = [resolve_policy(name, self.rules) for name in self.opponent_names]
+        for policy in self.policies:
+            policy.reset_batch([None] * (self.num_envs * players))  # each row is reseeded when dealt
         self.rotation = (self.seats[:, None] + np.arange(players)) % players  # the learner's seat first
         self.deal_rngs: list[np.random.Generator | None] = [None] * self.num_envs
         self.seat_rngs: list[np.random.Generator | None] = [None] * self.num_envs
@@ -278,16 +275,17 @@ class VersusBatch:
 
     def _reseed_opponents(self, rows: np.ndarray) -> None:
         """Reseed the opponents of games ``rows``, seat by seat, from each game's generator."""
-        chosen: dict[tuple[int, int], tuple[list, list]] = {key: ([], []) for key in self.policies}
+        players = self.rules.num_players
+        chosen: list[tuple[list, list]] = [([], []) for _ in self.policies]
         for i in rows:
-            for seat in range(self.rules.num_players):
+            policy_rows, seeds = chosen[self.kind[i]]
+            for seat in range(players):
                 if seat != self.seats[i]:
-                    games, seeds = chosen[(int(self.kind[i]), seat)]
-                    games.append(i)
+                    policy_rows.append(i * players + seat)
                     seeds.append(int(self.seat_rngs[i].integers(SEED_RANGE)))
-        for key, (games, seeds) in chosen.items():
-            if games:
-                self.policies[key].reset_rows(np.array(games), seeds)
+        for policy, (policy_rows, seeds) in zip(self.policies, chosen):
+            if policy_rows:
+                policy.reset_rows(np.array(policy_rows), seeds)
 
     # -- playing ---------------------------------------------------------------------------
     def require_reset(self) -> core.State:
@@ -324,10 +322,11 @@ class VersusBatch:
                 return earned
             observation = core.observe(self.game, state, self.memory)
             actions = np.zeros(self.num_envs, dtype=np.intp)
-            for (kind, seat), policy in self.policies.items():
-                rows = np.flatnonzero(moving & (state.player == seat) & (self.kind == kind))
-                if rows.size:
-                    actions[rows] = policy.act_rows({key: value[rows] for key, value in observation.items()}, rows)
+            for kind, policy in enumerate(self.policies):
+                games = np.flatnonzero(moving & (self.kind == kind))
+                if games.size:
+                    seen = {key: value[games] for key, value in observation.items()}
+                    actions[games] = policy.act_rows(seen, games * self.rules.num_players + state.player[games])
             waiting = ~moving & ~state.done
             state.done |= waiting  # games waiting for their learner sit this flip out
             outcome = core.step(self.game, state, actions)
