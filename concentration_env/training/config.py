@@ -39,7 +39,7 @@ class TrainConfig:
     - ``network``: ``mlp`` (SB3's default policy) or ``per_card`` (shared per-card scorer;
       needs ``card_features``).
     - ``num_envs``, ``vec_env`` (``dummy``, ``subproc`` or ``native``: the batched
-      ``concentration_env.sb3`` VecEnv), ``total_timesteps``, ``seed``.
+      ``concentration_env.sb3`` VecEnv, solitaire or versus), ``total_timesteps``, ``seed``.
     - ``policy_kwargs``, ``hyperparameters``: passed to the learner (names are checked).
     - ``opponents``: baseline policy names (``baselines.make_policy``) for the other seat of
       a 2-player game (the ``ConcentrationVs-v0`` env); training envs cycle through them and
