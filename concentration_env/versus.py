@@ -34,7 +34,9 @@ class VersusEnv(gym.Env):
 
     ## Rewards
     The learner's reward under ``reward_mode``: ``"pairs"`` (default) the points of the
-    pairs it captures, ``"win_loss"`` +1 / -1 at the end (0 when every seat shares the win).
+    pairs it captures; ``"margin"`` those points minus an equal share of every opponent
+    capture (in a two-player game the return is the final pair margin); ``"win_loss"``
+    +1 / -1 at the end (0 when every seat shares the win).
 
     ## Starting State
     A fresh deal, after the opponents seated before the learner have played their turns.
@@ -62,6 +64,11 @@ class VersusEnv(gym.Env):
       order. Opponents are reseeded from the env's generator on every reset.
     - the rest as in ``concentration_v0``; ``reset(options={"first_player": ...})``
       changes who starts one game (the opponents play until the learner is on turn).
+
+    ## Vectorised
+    ``concentration_env.sb3.make_sb3_vec_env(num_envs, seats=..., opponents=...)`` plays
+    many of these games on the batched core (:class:`concentration_env.batch.VersusBatch`),
+    game for game the same as single envs seeded alike.
 
     ## Version History
     - v0: initial release.

@@ -39,7 +39,7 @@ class TrainConfig:
     - ``network``: ``mlp`` (SB3's default policy) or ``per_card`` (shared per-card scorer;
       needs ``card_features``).
     - ``num_envs``, ``vec_env`` (``dummy``, ``subproc`` or ``native``: the batched
-      ``concentration_env.sb3`` VecEnv), ``total_timesteps``, ``seed``.
+      ``concentration_env.sb3`` VecEnv, solitaire or versus), ``total_timesteps``, ``seed``.
     - ``policy_kwargs``, ``hyperparameters``: passed to the learner (names are checked).
     - ``opponents``: baseline policy names (``baselines.make_policy``) for the other seat of
       a 2-player game (the ``ConcentrationVs-v0`` env); training envs cycle through them and
@@ -175,8 +175,6 @@ def _check_combination(config: TrainConfig, source: str) -> None:
         raise ValueError(f"{source}: key 'network': 'per_card' is implemented for algo: maskable_ppo")
     if config.algo == "recurrent_ppo" and config.resolved_rules.num_players != 1:
         raise ValueError(f"{source}: key 'algo': recurrent_ppo trains solitaire (rules with num_players: 1)")
-    if config.vec_env == "native" and config.resolved_rules.num_players != 1:
-        raise ValueError(f"{source}: key 'vec_env': the native vec env is solitaire only; use dummy or subproc")
     if config.algo == "recurrent_ppo" and config.vec_env == "subproc":
         raise ValueError(f"{source}: key 'vec_env': recurrent_ppo steps games in-process; use dummy or native")
 
