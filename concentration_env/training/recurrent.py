@@ -16,10 +16,13 @@ defaults; this learner is written for the game instead:
   partner" needs no learning of the matching rule itself.
 - **PPO with truncated BPTT over the rollout**: rollouts of ``n_steps`` for all envs at once;
   each epoch replays whole env sequences from the stored start state, with the memory
-  zeroed at episode starts; minibatches split the envs.
+  zeroed at episode starts; minibatches split the envs. Only the GRU's hidden side runs step
+  by step (:meth:`CardMemoryNet.recur`); the read-out, scores, values and losses of every
+  step of a minibatch are one batched call (:meth:`CardMemoryNet.heads`).
 
-It trains on any SB3 ``VecEnv`` of Dict observations (SB3's ``DummyVecEnv`` of solitaire
-envs or the batched ``concentration_env.sb3`` one); masks come from the observation.
+It trains on any SB3 ``VecEnv`` of Dict observations (the batched ``concentration_env.sb3``
+one, ``vec_env: native``, or SB3's ``DummyVecEnv`` of solitaire envs); masks come from the
+observation.
 """
 
 from __future__ import annotations
