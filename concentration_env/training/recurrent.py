@@ -104,12 +104,14 @@ class CardMemoryNet(nn.Module):
         cell, hidden = self.cell, self.hidden
         # Unbound per step (not indexed in the loop): the backward of an index fills a zero
         # tensor of the whole sequence per step.
-        gates_in, candidate_in = nn.functional.linear(inputs, cell.weight_ih, cell.bias_ih).split([2 * hidden, hidden], -1)
+        from_inputs = nn.functional.linear(inputs, cell.weight_ih, cell.bias_ih)
+        gates_in, candidate_in = from_inputs.split([2 * hidden, hidden], -1)
         keep = (1 - starts)[..., None, None]
         memories = []
         for gate_in, cand_in, keep_t in zip(gates_in.unbind(), candidate_in.unbind(), keep.unbind()):
             memory = memory * keep_t
-            gates_h, candidate_h = nn.functional.linear(memory, cell.weight_hh, cell.bias_hh).split([2 * hidden, hidden], -1)
+            from_memory = nn.functional.linear(memory, cell.weight_hh, cell.bias_hh)
+            gates_h, candidate_h = from_memory.split([2 * hidden, hidden], -1)
             reset, update = torch.sigmoid(gate_in + gates_h).chunk(2, -1)
             candidate = torch.tanh(cand_in + reset * candidate_h)
             memory = candidate + update * (memory - candidate)
@@ -136,7 +138,9 @@ class CardMemoryNet(nn.Module):
         logits = self.score[1:](per_card + per_game[..., None, :]).squeeze(-1)
         return logits, self.value(pooled).squeeze(-1), recall
 
-    def step(self, inputs: torch.Tensor, memory: torch.Tensor, starts: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:
+    def step(
+        self, inputs: torch.Tensor, memory: torch.Tensor, starts: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, ...]:
         """One flip for a batch (inputs (B, n, k)): (logits, value, memory, face read-out)."""
         starts = torch.zeros(len(inputs)) if starts is None else starts
         memory = self.recur(inputs[None], memory, starts[None])[0]
@@ -199,8 +203,9 @@ class RecurrentPPO:
                     dist = masked_distribution(logits, mask)
                     action = dist.sample()
                     next_obs, reward, done, infos = self.venv.step(action.numpy())
-                    for k, v in (("inputs", inputs), ("masks", mask), ("actions", action), ("logp", dist.log_prob(action)),
-                                 ("values", value), ("rewards", torch.as_tensor(reward, dtype=torch.float32)),
+                    for k, v in (("inputs", inputs), ("masks", mask), ("actions", action),
+                                 ("logp", dist.log_prob(action)), ("values", value),
+                                 ("rewards", torch.as_tensor(reward, dtype=torch.float32)),
                                  ("starts", starts), ("recalled", recalled)):
                         batch[k].append(v)
                     episode_stats += [info for info, d in zip(infos, done) if d]
