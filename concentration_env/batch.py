@@ -191,8 +191,9 @@ class GameBatch:
 
 class VersusBatch:
     """``num_envs`` multi-player games: the learner holds seat ``seats[i]`` of game ``i`` and
-    the baseline policy ``opponents[i]`` (a name for ``baselines.make_policy``) plays every
-    other seat of it.
+    the policy ``opponents[i]`` plays every other seat of it: a name for
+    ``baselines.make_policy`` or a saved model's file (``concentration_env.training.ModelPolicy``,
+    a frozen agent), anything :func:`concentration_env.policy.resolve_policy` takes by name.
 
     Game ``i`` plays exactly like ``VersusEnv(seat=seats[i], opponents=opponents[i])`` reset
     with seed ``seed + i``: it deals from one generator and reseeds its opponents from a
@@ -227,7 +228,9 @@ class VersusBatch:
         names = per_game(opponents, self.num_envs, "opponents")
         for name in names:
             if not isinstance(name, str):
-                raise ValueError(f"invalid opponents entry {name!r}; allowed: policy names for baselines.make_policy")
+                raise ValueError(
+                    f"invalid opponents entry {name!r}; allowed: baseline names or saved models' files (strings)"
+                )
         self.opponent_names = sorted(set(names))
         self.kind = np.array([self.opponent_names.index(name) for name in names])
         # One batched policy per opponent name, with a row for every seat of every game

@@ -58,7 +58,8 @@ class VersusEnv(gym.Env):
     table_shape="grid", **rule_fields)``
 
     - ``seat``: the learner's seat (index or agent name).
-    - ``opponents``: a policy name for ``baselines.make_policy`` or a policy object
+    - ``opponents``: a policy name for ``baselines.make_policy``, a saved model's file
+      (``.zip``/``.pt`` of this package's training runs), or a policy object
       (``reset(seed)``, ``act(observation, action_mask)``), used for every other seat (a
       name builds one policy per seat), or a sequence with one per other seat in seat
       order. Opponents are reseeded from the env's generator on every reset.
