@@ -42,6 +42,7 @@ class Policy:
 
     name = "policy"
     per_game = ("order", "memory")  # arrays with one row per game of the batch
+    batch_wide = ("rng",)  # what all games of a batch share (kept when some games restart)
 
     def __init__(self, rules: Rules):
         if not isinstance(rules, Rules):
@@ -87,6 +88,31 @@ class Policy:
         view = self._view(observations)
         self._remember(view)
         return self._choose(view)
+
+    def reset_rows(self, rows: np.ndarray, seeds: Sequence[int | None]) -> None:
+        """Start new games in ``rows`` of the batch, game ``rows[k]`` seeded by ``seeds[k]``;
+        the other games play on (and the batch-wide random stream keeps going)."""
+        kept = {name: getattr(self, name) for name in self.per_game + self.batch_wide}
+        self.reset_batch(seeds)
+        for name, value in kept.items():
+            if name in self.per_game:
+                value[rows] = getattr(self, name)
+            setattr(self, name, value)
+
+    def act_rows(self, observations: Mapping[str, np.ndarray], rows: np.ndarray) -> np.ndarray:
+        """:meth:`act_batch` for games ``rows`` of the batch only (``observations`` holds just
+        those games); what the other games remember is left as it is."""
+        kept = {name: getattr(self, name) for name in self.per_game}
+        try:
+            for name, value in kept.items():
+                setattr(self, name, value[rows])
+            chosen = self.act_batch(observations)
+            for name, value in kept.items():
+                value[rows] = getattr(self, name)
+        finally:
+            for name, value in kept.items():
+                setattr(self, name, value)
+        return chosen
 
     # -- what the player sees and remembers -----------------------------------------
     def _view(self, observations: Mapping[str, np.ndarray]) -> dict:
@@ -249,6 +275,7 @@ class ForgetfulPolicy(GreedyMemoryPolicy):
 
     name = "forgetful"
     per_game = Policy.per_game + ("seen_at",)
+    batch_wide = Policy.batch_wide + ("clock",)
     _act_duel = Policy._act_duel  # its forgetting is defined on the shared table only
 
     def __init__(self, rules: Rules, capacity: int | None = 8, forget: float = 0.1):

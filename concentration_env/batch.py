@@ -1,4 +1,4 @@
-"""Many solitaire games stepped together on the one core: the engine of the batched adapters.
+"""Many games stepped together on the one core: the engines of the batched adapters.
 
 :class:`GameBatch` holds ``num_envs`` games in one :class:`concentration_env.core.State` and
 gives each game its own random generator, seeded the way Gymnasium seeds a list of single
@@ -9,6 +9,11 @@ Gymnasium vector env (:mod:`concentration_env.vector`) and the Stable-Baselines3
 
 Stepping is one compiled call for the whole batch; the only Python loop is over the games
 being dealt a new layout (a finished game reshuffles with its own generator).
+
+:class:`VersusBatch` does the same for the play-against-opponents game
+(``ConcentrationVs-v0``, :mod:`concentration_env.versus`): the learner holds one seat of
+every game and batched baseline policies play the others, so multi-player training runs
+on the core without one Python env per game.
 """
 
 from __future__ import annotations
@@ -18,11 +23,14 @@ from typing import Any, Sequence
 import numpy as np
 from gymnasium.utils import seeding
 
-from concentration_env import core
+from concentration_env import core, scoring
+from concentration_env.multiplayer import agent_name, seat_of, table_rules
+from concentration_env.policy import DEFAULT_OPPONENT, resolve_policy
 from concentration_env.rules import Rules, resolve_rules
 from concentration_env.solitaire import check_observation_mode
 
 INFO_COUNTERS = ("mismatches", "pairs", "turns")
+SEED_RANGE = 2**31  # opponents are reseeded from the game's second generator, as VersusEnv does
 
 
 def check_num_envs(num_envs: Any) -> int:
@@ -30,6 +38,38 @@ def check_num_envs(num_envs: Any) -> int:
     if not isinstance(num_envs, (int, np.integer)) or isinstance(num_envs, bool) or num_envs < 1:
         raise ValueError(f"invalid num_envs={num_envs!r}; allowed: an int >= 1")
     return int(num_envs)
+
+
+def reseed(seed: int | Sequence[int | None] | None, rngs: list) -> tuple[list[int | None], list]:
+    """Seeds for a batch of ``len(rngs)`` games and their new generators: an int seeds game
+    ``i`` with ``seed + i``; a list gives each game its own seed (None keeps that game's
+    generator going, as a single env's ``reset(seed=None)`` does)."""
+    if seed is None:
+        seeds = [None] * len(rngs)
+    elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        seeds = [int(seed) + i for i in range(len(rngs))]
+    else:
+        seeds = list(seed)
+        if len(seeds) != len(rngs):
+            raise ValueError(f"got {len(seeds)} seeds for num_envs={len(rngs)}; pass one per game or an int")
+    return seeds, [rng if s is None else seeding.np_random(s)[0] for s, rng in zip(seeds, rngs)]
+
+
+def fill_generators(rngs: list, rows: np.ndarray) -> None:
+    """Give games ``rows`` that have no generator yet a randomly seeded one (a first reset
+    without a seed, as a single env does)."""
+    for i in rows:
+        if rngs[i] is None:
+            rngs[i] = seeding.np_random()[0]
+
+
+def per_game(value: Any, num_envs: int, field: str) -> list:
+    """One value for every game, or a sequence with one per game; a clear error otherwise."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        if len(value) != num_envs:
+            raise ValueError(f"invalid {field}: {len(value)} given; allowed: one value for all games or one per game ({num_envs})")
+        return list(value)
+    return [value] * num_envs
 
 
 def check_max_episode_steps(steps: Any) -> int | None:
@@ -66,25 +106,13 @@ class GameBatch:
 
     # -- seeding and dealing ---------------------------------------------------------------
     def seed(self, seed: int | Sequence[int | None] | None) -> list[int | None]:
-        """Reseed the games: an int seeds game ``i`` with ``seed + i``; a list gives each
-        game its own seed (None keeps that game's generator going, as a single env's
-        ``reset(seed=None)`` does). Returns the seeds used."""
-        if seed is None:
-            seeds = [None] * self.num_envs
-        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            seeds = [int(seed) + i for i in range(self.num_envs)]
-        else:
-            seeds = list(seed)
-            if len(seeds) != self.num_envs:
-                raise ValueError(f"got {len(seeds)} seeds for num_envs={self.num_envs}; pass one per game or an int")
-        self.rngs = [rng if s is None else seeding.np_random(s)[0] for s, rng in zip(seeds, self.rngs)]
+        """Reseed the games (see :func:`reseed`); returns the seeds used."""
+        seeds, self.rngs = reseed(seed, self.rngs)
         return seeds
 
     def deal(self, rows: np.ndarray) -> None:
         """Start new games in ``rows`` (indices), each shuffled by its own generator."""
-        for i in rows:
-            if self.rngs[i] is None:  # first reset without a seed, as a single env would
-                self.rngs[i] = seeding.np_random()[0]
+        fill_generators(self.rngs, rows)
         faces = np.stack([core.deal(self.game, self.rngs[i]) for i in rows])
         fresh = core.new_state(self.game, faces)
         if self.state is None:
@@ -159,3 +187,179 @@ class GameBatch:
     def action_masks(self) -> np.ndarray:
         """(num_envs, num_cards) bool: legal flips of every game."""
         return core.legal_mask(self.require_reset())
+
+
+class VersusBatch:
+    """``num_envs`` multi-player games: the learner holds seat ``seats[i]`` of game ``i`` and
+    the policy ``opponents[i]`` plays every other seat of it: a name for
+    ``baselines.make_policy`` or a saved model's file (``concentration_env.training.ModelPolicy``,
+    a frozen agent), anything :func:`concentration_env.policy.resolve_policy` takes by name.
+
+    Game ``i`` plays exactly like ``VersusEnv(seat=seats[i], opponents=opponents[i])`` reset
+    with seed ``seed + i``: it deals from one generator and reseeds its opponents from a
+    second one seeded alike, and a deal the opponents clear before the learner's first flip
+    is replaced by the next one. Between two of the learner's flips the opponents play
+    their turns, one compiled step per flip for every game where an opponent is on turn.
+    Opponents that draw random numbers while they play (``random``, ``forgetful``) draw them
+    from one stream for the whole batch, so only their distribution matches single envs.
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        rules: Rules | str | None = None,
+        num_players: int | None = None,
+        seats: int | str | Sequence[int | str] = 0,
+        opponents: str | Sequence[str] = DEFAULT_OPPONENT,
+        first_player: int | str = 0,
+        observation_mode: str = "memory",
+        max_episode_steps: int | None = None,
+        **rule_fields: Any,
+    ):
+        self.num_envs = check_num_envs(num_envs)
+        self.rules = table_rules(rules, num_players, **rule_fields)
+        self.game = core.compile_rules(self.rules)
+        players = self.rules.num_players
+        self.memory = check_observation_mode(observation_mode)
+        self.observation_mode = observation_mode
+        self.max_episode_steps = check_max_episode_steps(max_episode_steps)
+        self.first_player = seat_of(first_player, players)
+        self.seats = np.array([seat_of(s, players, "seats") for s in per_game(seats, self.num_envs, "seats")], dtype=np.int32)
+        names = per_game(opponents, self.num_envs, "opponents")
+        for name in names:
+            if not isinstance(name, str):
+                raise ValueError(
+                    f"invalid opponents entry {name!r}; allowed: baseline names or saved models' files (strings)"
+                )
+        self.opponent_names = sorted(set(names))
+        self.kind = np.array([self.opponent_names.index(name) for name in names])
+        # One batched policy per opponent name, with a row for every seat of every game
+        # (row game * players + seat), so that each seat keeps its own memory and seed.
+        self.policies = [resolve_policy(name, self.rules) for name in self.opponent_names]
+        for policy in self.policies:
+            policy.reset_batch([None] * (self.num_envs * players))  # each row is reseeded when dealt
+        self.rotation = (self.seats[:, None] + np.arange(players)) % players  # the learner's seat first
+        self.deal_rngs: list[np.random.Generator | None] = [None] * self.num_envs
+        self.seat_rngs: list[np.random.Generator | None] = [None] * self.num_envs
+        self.state: core.State | None = None
+        self.elapsed = np.zeros(self.num_envs, dtype=np.int64)  # the learner's flips this episode
+
+    # -- seeding and dealing ---------------------------------------------------------------
+    def seed(self, seed: int | Sequence[int | None] | None) -> list[int | None]:
+        """Reseed the games (see :func:`reseed`): the deal and the opponents' seeds of game
+        ``i`` come from two generators seeded alike. Returns the seeds used."""
+        seeds, self.deal_rngs = reseed(seed, self.deal_rngs)
+        _, self.seat_rngs = reseed(seeds, self.seat_rngs)
+        return seeds
+
+    def deal(self, rows: np.ndarray) -> None:
+        """Start new games in ``rows`` and let the opponents play up to each learner's turn."""
+        rows = np.asarray(rows, dtype=np.intp)
+        fill_generators(self.deal_rngs, rows)
+        fill_generators(self.seat_rngs, rows)
+        while rows.size:
+            faces = np.stack([core.deal(self.game, self.deal_rngs[i]) for i in rows])
+            fresh = core.new_state(self.game, faces, self.first_player)
+            if self.state is None:
+                self.state = fresh
+            else:
+                self.state.assign(fresh, rows)
+            self.elapsed[rows] = 0
+            self._reseed_opponents(rows)
+            self.play_opponents()  # what they capture before the learner's first flip is no reward
+            # A deal the opponents cleared before the learner's first flip is no game for it.
+            rows = rows[self.state.done[rows]]
+
+    def reset(self, seed: int | Sequence[int | None] | None = None) -> None:
+        """Deal new games in every seat of the batch."""
+        if seed is not None:
+            self.seed(seed)
+        self.deal(np.arange(self.num_envs))
+
+    def _reseed_opponents(self, rows: np.ndarray) -> None:
+        """Reseed the opponents of games ``rows``, seat by seat, from each game's generator."""
+        players = self.rules.num_players
+        chosen: list[tuple[list, list]] = [([], []) for _ in self.policies]
+        for i in rows:
+            policy_rows, seeds = chosen[self.kind[i]]
+            for seat in range(players):
+                if seat != self.seats[i]:
+                    policy_rows.append(i * players + seat)
+                    seeds.append(int(self.seat_rngs[i].integers(SEED_RANGE)))
+        for policy, (policy_rows, seeds) in zip(self.policies, chosen):
+            if policy_rows:
+                policy.reset_rows(np.array(policy_rows), seeds)
+
+    # -- playing ---------------------------------------------------------------------------
+    def require_reset(self) -> core.State:
+        if self.state is None:
+            raise RuntimeError("call reset() before step()")
+        return self.state
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The learners flip ``actions[i]``; then the opponents play their turns. Returns each
+        learner's reward (float64), whether its game ended and whether its time ran out."""
+        state = self.require_reset()
+        if state.done.any():
+            raise RuntimeError(f"games {np.flatnonzero(state.done).tolist()} are over; deal them before step()")
+        outcome = core.step(self.game, state, core.check_actions(self.game, actions))
+        rewards = self._learner_rewards(outcome) + self.play_opponents()
+        self.elapsed += 1
+        terminated = state.done.copy()
+        if self.rules.reward_mode == "win_loss" and terminated.any():
+            final = scoring.win_loss_rewards(scoring.winners(self.game, state))
+            rewards += np.where(terminated, final[np.arange(self.num_envs), self.seats], 0)
+        truncated = np.zeros(self.num_envs, dtype=bool)
+        if self.max_episode_steps is not None:
+            truncated = ~terminated & (self.elapsed >= self.max_episode_steps)
+        return rewards, terminated, truncated
+
+    def play_opponents(self) -> np.ndarray:
+        """Let the opponents flip until every running game waits for its learner; returns what
+        each learner earned meanwhile."""
+        state = self.require_reset()
+        earned = np.zeros(self.num_envs)
+        while True:
+            moving = ~state.done & (state.player != self.seats)
+            if not moving.any():
+                return earned
+            observation = core.observe(self.game, state, self.memory)
+            actions = np.zeros(self.num_envs, dtype=np.intp)
+            for kind, policy in enumerate(self.policies):
+                games = np.flatnonzero(moving & (self.kind == kind))
+                if games.size:
+                    seen = {key: value[games] for key, value in observation.items()}
+                    actions[games] = policy.act_rows(seen, games * self.rules.num_players + state.player[games])
+            waiting = ~moving & ~state.done
+            state.done |= waiting  # games waiting for their learner sit this flip out
+            outcome = core.step(self.game, state, actions)
+            state.done &= ~waiting
+            earned += self._learner_rewards(outcome)
+
+    def _learner_rewards(self, outcome: core.Outcome) -> np.ndarray:
+        """What each learner earns from one flip per game under the rules' reward mode."""
+        shares = scoring.capture_rewards(self.rules.reward_mode, outcome.mover, outcome.gained, self.rules.num_players)
+        return shares[np.arange(self.num_envs), self.seats]
+
+    # -- what the learners see -------------------------------------------------------------
+    def observe(self) -> dict[str, np.ndarray]:
+        """Each learner's observation, arrays (num_envs, ...): the board, its legal flips and
+        ``scores`` with its own seat first."""
+        state = self.require_reset()
+        observation = core.observe(self.game, state, self.memory)
+        observation["scores"] = np.take_along_axis(state.scores, self.rotation, axis=1)
+        return observation
+
+    def action_masks(self) -> np.ndarray:
+        """(num_envs, num_cards) bool: each learner's legal flips."""
+        return core.legal_mask(self.require_reset())
+
+    def scores(self) -> list[dict[str, int]]:
+        """Every game's points per agent name."""
+        names = [agent_name(seat) for seat in range(self.rules.num_players)]
+        return [dict(zip(names, row)) for row in self.require_reset().scores.tolist()]
+
+    def winners(self) -> list[list[str]]:
+        """Every game's winners (agent names) under the rules' tie-break."""
+        won = scoring.winners(self.game, self.require_reset())
+        return [[agent_name(seat) for seat in np.flatnonzero(row)] for row in won]

@@ -15,34 +15,13 @@ from typing import Sequence
 import numpy as np
 
 from concentration_env.cards import Card
-from concentration_env.policy import Policy, resolve_policy
+from concentration_env.policy import Policy
 from concentration_env.render import RENDER_EXTRA
 from concentration_env.rules import Rules
 from concentration_env.solitaire import ConcentrationEnv
 
-MODEL_SUFFIX = ".zip"  # a saved stable-baselines3 model
 DEFAULT_GIF_FPS = 2
 MISSED_PAIR_SHOWN = 2  # cards face up after a missed pair (one after an opening flip)
-
-
-def make_bot(spec: str, rules: Rules) -> Policy:
-    """A bot from a baseline name (``baselines.make_policy``) or a saved model's ``.zip`` path
-    (``concentration_env.training.ModelPolicy``); ``ValueError`` saying why if it cannot be had."""
-    if spec.endswith(MODEL_SUFFIX):
-        if not Path(spec).is_file():
-            raise ValueError(f"no saved model at {spec!r}")
-        try:
-            from concentration_env.training import ModelPolicy
-        except ImportError as error:
-            raise ValueError(
-                f"cannot load the saved model {spec!r}: concentration_env.training.ModelPolicy is not "
-                f"available ({error}); install the train extra: pip install 'concentration-env[train]'"
-            ) from None
-        try:
-            return ModelPolicy(spec, rules)
-        except Exception as error:  # whatever the file holds, the user gets one clear line
-            raise ValueError(f"cannot load the saved model {spec!r}: {error}") from None
-    return resolve_policy(spec, rules)
 
 
 @dataclass(frozen=True)

@@ -144,6 +144,7 @@ class TableEnv(AECEnv):
         self._rotations = [np.roll(np.arange(players), -seat) for seat in range(players)]
         self._no_moves = np.zeros(self.num_cards, dtype=np.int8)
         self._pair_rewards = self.rules.reward_mode == "pairs"
+        self._margin_rewards = self.rules.reward_mode == "margin"
         self.agents = []
         observation = table_observation_space(self.board_space, players, self.game)
         self.observation_spaces = dict.fromkeys(self.possible_agents, observation)
@@ -187,6 +188,9 @@ class TableEnv(AECEnv):
         self._clear_rewards()
         if self._pair_rewards:
             self.rewards[self.possible_agents[mover]] = gained
+        elif self._margin_rewards and gained:
+            shares = scoring.capture_rewards("margin", [mover], [gained], self.num_players)[0]
+            self.rewards.update(zip(self.possible_agents, shares.tolist()))
         if ended:
             self._finish()
         self.agent_selection = self.possible_agents[int(self._state.player[0])]
@@ -310,6 +314,8 @@ class raw_env(TableEnv, EzPickle):
 
     ## Rewards
     ``reward_mode="pairs"`` (default): the points of each captured pair go to its captor.
+    ``"margin"``: the captor gets the points and every other agent loses an equal share
+    (zero-sum; over a two-player game an agent's return is its pair margin).
     ``"win_loss"``: at the end +1 to each winner, -1 to the rest, 0 to all when all tie.
 
     ## Episode End

@@ -25,7 +25,8 @@ import numpy as np
 import yaml
 from gymnasium.error import DependencyNotInstalled
 
-from concentration_env.match import MODEL_SUFFIX, Flip, Match, Policy, make_bot
+from concentration_env.match import Flip, Match, Policy
+from concentration_env.policy import MODEL_SUFFIXES, is_model_path, resolve_policy
 from concentration_env.render import (
     TABLE_SHAPES,
     Screen,
@@ -65,7 +66,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--opponents", nargs="*", default=[], metavar="BOT",
-        help=f"one bot per other seat: a baseline name or a saved model's {MODEL_SUFFIX} path (none: solitaire)",
+        help=f"one bot per other seat: a baseline name or a saved model's path ({', '.join(MODEL_SUFFIXES)}; none: solitaire)",
     )
     parser.add_argument("--seat", type=int, default=0, help="your seat, 0 = first to move (default 0)")
     parser.add_argument("--seed", type=int, default=None, help="deal seed (default: a fresh shuffle)")
@@ -258,7 +259,7 @@ class TerminalGame:
 
 def bot_name(spec: str) -> str:
     """A short display name for a bot spec (a model file's stem, else the baseline's name)."""
-    return Path(spec).stem if spec.endswith(MODEL_SUFFIX) else spec
+    return Path(spec).stem if is_model_path(spec) else spec
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -269,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         if not 0 <= args.seat < num_players:
             raise ValueError(f"--seat {args.seat}: allowed 0..{num_players - 1} with {len(args.opponents)} opponent(s)")
         rules = build_rules(args.rules, args.set, num_players)
-        bots = [make_bot(spec, rules) for spec in args.opponents]
+        bots = [resolve_policy(spec, rules) for spec in args.opponents]
         if args.window:
             screen = Screen(ConcentrationEnv.metadata["render_fps"])
         match = Match(

@@ -3,11 +3,14 @@
 A policy is built as ``Policy(rules)`` and has ``reset(seed=None)`` and
 ``act(observation, action_mask) -> int``, where ``observation`` is the solitaire env's
 observation or the ``"observation"`` entry of a multi-player env's. The ``baselines``
-package provides them by name: ``baselines.make_policy(name, rules)``.
+package provides them by name: ``baselines.make_policy(name, rules)``; a saved model's
+file (``.zip`` of Stable-Baselines3, ``.pt`` of the recurrent learner, with the run's
+``config.yaml`` beside it) plays through ``concentration_env.training.ModelPolicy``.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Mapping, Protocol, runtime_checkable
 
 import numpy as np
@@ -15,6 +18,7 @@ import numpy as np
 from concentration_env.rules import Rules
 
 DEFAULT_OPPONENT = "greedy"
+MODEL_SUFFIXES = (".zip", ".pt")  # saved Stable-Baselines3 models, saved recurrent PPO networks
 
 
 @runtime_checkable
@@ -26,8 +30,33 @@ class Policy(Protocol):
     def act(self, observation: Mapping[str, np.ndarray], action_mask: np.ndarray) -> int: ...
 
 
+def is_model_path(spec: Any) -> bool:
+    """Whether a policy spec names a saved model's file (by its suffix)."""
+    return isinstance(spec, str) and spec.endswith(MODEL_SUFFIXES)
+
+
+def load_model_policy(path: str, rules: Rules) -> Policy:
+    """A saved model playing ``rules``; ``ValueError`` saying why if it cannot be had."""
+    if not Path(path).is_file():
+        raise ValueError(f"no saved model at {path!r}")
+    try:
+        from concentration_env.training import ModelPolicy
+    except ImportError as error:
+        raise ValueError(
+            f"cannot load the saved model {path!r}: concentration_env.training.ModelPolicy is not "
+            f"available ({error}); install the train extra: pip install 'concentration-env[train]'"
+        ) from None
+    try:
+        return ModelPolicy(path, rules)
+    except Exception as error:  # whatever the file holds, the user gets one clear line
+        raise ValueError(f"cannot load the saved model {path!r}: {error}") from None
+
+
 def resolve_policy(policy: Policy | str, rules: Rules) -> Policy:
-    """A policy object as given, or one built by name through ``baselines.make_policy``."""
+    """A policy object as given, a saved model from its file (:data:`MODEL_SUFFIXES`), or a
+    baseline built by name through ``baselines.make_policy``."""
+    if is_model_path(policy):
+        return load_model_policy(policy, rules)
     if isinstance(policy, str):
         try:
             from baselines import make_policy

@@ -24,7 +24,7 @@ TURN_POLICIES = ("extra_turn", "one_flip")
 ILLEGAL_ACTIONS = ("end_turn", "raise")
 BACKS = ("plain", "checkerboard")
 TIE_BREAKS = ("share", "first_capture", "highest_rank", "jokers")
-REWARD_MODES = ("pairs", "win_loss")
+REWARD_MODES = ("pairs", "margin", "win_loss")
 MAX_RANKS = 13
 MAX_PACKS = 2
 
@@ -66,7 +66,9 @@ class Rules:
     - ``joker_value``: points for capturing the joker pair.
     - ``num_players``: seats at the table (1 = solitaire).
     - ``tie_break``: ``"share"``, ``"first_capture"``, ``"highest_rank"`` or ``"jokers"``.
-    - ``reward_mode``: ``"pairs"`` (points as they are captured) or ``"win_loss"``.
+    - ``reward_mode``: ``"pairs"`` (points as they are captured), ``"margin"`` (the
+      captor's points minus an equal share of them for every other seat, a zero-sum
+      reward that sums to the pair margin over two-player games) or ``"win_loss"``.
     """
 
     deck: str = "standard"

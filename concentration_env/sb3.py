@@ -5,6 +5,9 @@
 of looping over single envs as ``DummyVecEnv`` does, and gives the same observations,
 rewards, dones and infos as a ``DummyVecEnv`` of ``gym.make`` envs seeded alike (the tests
 check it). ``env_method("action_masks")`` returns each game's legal flips.
+
+For games of two or more players it is the batched ``ConcentrationVs-v0``: the learner holds
+one seat of every game (``seats``) and baseline policies (``opponents``) the others.
 """
 
 from __future__ import annotations
@@ -15,35 +18,31 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-from concentration_env.batch import GameBatch
-from concentration_env.rules import Rules
+from concentration_env.batch import GameBatch, VersusBatch
+from concentration_env.multiplayer import agent_name, scores_space
+from concentration_env.rules import Rules, resolve_rules
 from concentration_env.solitaire import MAX_EPISODE_STEPS
 from concentration_env.spaces import board_space
 
+VERSUS_ARGUMENTS = ("seats", "opponents", "first_player")  # arguments only the versus game takes
 
-class ConcentrationSB3VecEnv(VecEnv):
-    """``num_envs`` solitaire games as one SB3 ``VecEnv`` (autoreset on done, SB3-style).
+
+class BatchVecEnv(VecEnv):
+    """What the batched SB3 VecEnvs share: autoreset on done (SB3-style), seeding, and
+    attributes and methods shared by all games (``get_attr``/``set_attr`` read and write the
+    adapter, ``env_method`` calls it once; ``"action_masks"`` gives each game's own mask).
 
     On a step that ends a game, ``infos[i]["terminal_observation"]`` holds its last
     observation, ``infos[i]["TimeLimit.truncated"]`` says whether the time limit cut it
-    short, and the returned observation is the next game's first. Attributes and methods are
-    shared by all games: ``get_attr``/``set_attr`` read and write the adapter, and
-    ``env_method`` calls it once (``"action_masks"`` gives each game's own mask).
+    short, and the returned observation is the next game's first.
     """
 
-    def __init__(
-        self,
-        num_envs: int,
-        rules: Rules | str | None = None,
-        observation_mode: str = "memory",
-        max_episode_steps: int | None = MAX_EPISODE_STEPS,
-        **rule_fields: Any,
-    ):
-        self.batch = GameBatch(num_envs, rules, observation_mode, max_episode_steps, **rule_fields)
-        self.rules = self.batch.rules
-        self.game = self.batch.game
+    def __init__(self, batch: GameBatch | VersusBatch, observation_space: spaces.Dict):
+        self.batch = batch
+        self.rules = batch.rules
+        self.game = batch.game
         self.render_mode = None
-        super().__init__(self.batch.num_envs, board_space(self.game), spaces.Discrete(self.game.num_cards))
+        super().__init__(batch.num_envs, observation_space, spaces.Discrete(self.game.num_cards))
         self._actions: np.ndarray | None = None
 
     # -- the VecEnv API ----------------------------------------------------------------------
@@ -63,25 +62,21 @@ class ConcentrationSB3VecEnv(VecEnv):
         if self._actions is None:
             raise RuntimeError("step_wait() called without step_async(actions)")
         actions, self._actions = self._actions, None
-        batch = self.batch
-        outcome, rewards, truncated = batch.step(actions)
-        terminated = outcome.ended
+        rewards, terminated, truncated, notes = self._advance(actions)
         dones = terminated | truncated
-        obs = batch.observe()
+        obs = self.batch.observe()
         infos = self._infos(obs)
-        for i in np.flatnonzero(outcome.acted & (outcome.second | ~outcome.legal)):
-            infos[i]["matched"] = bool(outcome.matched[i])
+        for i, note in notes.items():
+            infos[i].update(note)
         cut = (truncated & ~terminated).tolist()
         for info, flag in zip(infos, cut):
             info["TimeLimit.truncated"] = flag
         if dones.any():
             rows = np.flatnonzero(dones)
-            for i in np.flatnonzero(terminated):
-                infos[i]["won"] = bool(batch.state.removed[i].all())
             for i in rows:
                 infos[i]["terminal_observation"] = {key: value[i] for key, value in obs.items()}
-            batch.deal(rows)
-            obs = batch.observe()
+            self.batch.deal(rows)
+            obs = self.batch.observe()
             fresh = self._infos(obs)
             for i in rows:
                 self.reset_infos[i] = fresh[i]
@@ -115,9 +110,41 @@ class ConcentrationSB3VecEnv(VecEnv):
         """(num_envs, num_cards) bool: the legal flips of every game."""
         return self.batch.action_masks()
 
-    # -- helpers ---------------------------------------------------------------------------
+    # -- what each game adapter supplies -----------------------------------------------------
+    def _advance(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, dict]]:
+        """Step every game: rewards, terminated, truncated, and extra info entries by game."""
+        raise NotImplementedError
+
     def _infos(self, obs: dict[str, np.ndarray]) -> list[dict[str, Any]]:
-        """Each game's single-env info (action mask and counters), as a list of dicts."""
+        """Each game's single-env info, as a list of dicts."""
+        raise NotImplementedError
+
+
+class ConcentrationSB3VecEnv(BatchVecEnv):
+    """``num_envs`` solitaire games as one SB3 ``VecEnv`` (see :class:`BatchVecEnv`)."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        rules: Rules | str | None = None,
+        observation_mode: str = "memory",
+        max_episode_steps: int | None = MAX_EPISODE_STEPS,
+        **rule_fields: Any,
+    ):
+        batch = GameBatch(num_envs, rules, observation_mode, max_episode_steps, **rule_fields)
+        super().__init__(batch, board_space(batch.game))
+
+    def _advance(self, actions):
+        batch = self.batch
+        outcome, rewards, truncated = batch.step(actions)
+        terminated = outcome.ended
+        notes = {int(i): {"matched": bool(outcome.matched[i])}
+                 for i in np.flatnonzero(outcome.acted & (outcome.second | ~outcome.legal))}
+        for i in np.flatnonzero(terminated):
+            notes.setdefault(int(i), {})["won"] = bool(batch.state.removed[i].all())
+        return rewards, terminated, truncated, notes
+
+    def _infos(self, obs: dict[str, np.ndarray]) -> list[dict[str, Any]]:
         counters = {key: values.tolist() for key, values in self.batch.counters().items()}
         masks = obs["action_mask"].copy()
         return [
@@ -128,8 +155,51 @@ class ConcentrationSB3VecEnv(VecEnv):
         ]
 
 
-def make_sb3_vec_env(num_envs: int, rules: Rules | str | None = None, **kwargs: Any) -> ConcentrationSB3VecEnv:
-    """An SB3 VecEnv of ``num_envs`` games (``**kwargs``: ``observation_mode``,
-    ``max_episode_steps`` and rule fields). Wrap it in SB3's ``VecMonitor`` to log episode
-    returns and lengths."""
+class ConcentrationVsSB3VecEnv(BatchVecEnv):
+    """``num_envs`` games of ``ConcentrationVs-v0`` as one SB3 ``VecEnv`` (see
+    :class:`BatchVecEnv` and :class:`concentration_env.batch.VersusBatch`): game ``i`` gives
+    what ``gym.make("ConcentrationVs-v0", seat=seats[i], opponents=opponents[i])`` gives."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        rules: Rules | str | None = None,
+        num_players: int | None = None,
+        seats: int | str | Sequence[int | str] = 0,
+        opponents: str | Sequence[str] = "greedy",
+        first_player: int | str = 0,
+        observation_mode: str = "memory",
+        max_episode_steps: int | None = MAX_EPISODE_STEPS,
+        **rule_fields: Any,
+    ):
+        batch = VersusBatch(num_envs, rules, num_players, seats, opponents, first_player, observation_mode,
+                            max_episode_steps, **rule_fields)
+        board = board_space(batch.game)
+        space = spaces.Dict({**board.spaces, "scores": scores_space(batch.rules.num_players, batch.game)})
+        super().__init__(batch, space)
+        self.agents = [agent_name(int(seat)) for seat in batch.seats]
+
+    def _advance(self, actions):
+        rewards, terminated, truncated = self.batch.step(actions)
+        notes = {}
+        if terminated.any():
+            winners = self.batch.winners()
+            notes = {int(i): {"winners": winners[i]} for i in np.flatnonzero(terminated)}
+        return rewards, terminated, truncated, notes
+
+    def _infos(self, obs: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+        masks = obs["action_mask"].copy()
+        return [{"action_mask": mask, "scores": scores, "agent": agent}
+                for mask, scores, agent in zip(masks, self.batch.scores(), self.agents)]
+
+
+def make_sb3_vec_env(num_envs: int, rules: Rules | str | None = None, **kwargs: Any) -> BatchVecEnv:
+    """An SB3 VecEnv of ``num_envs`` games. Solitaire (``**kwargs``: ``observation_mode``,
+    ``max_episode_steps`` and rule fields), or, for two or more players or when ``seats``,
+    ``opponents`` or ``first_player`` is given, the batched ``ConcentrationVs-v0`` (those
+    arguments as in :class:`ConcentrationVsSB3VecEnv`). Wrap it in SB3's ``VecMonitor`` to
+    log episode returns and lengths."""
+    rule_fields = {key: value for key, value in kwargs.items() if key in Rules.__dataclass_fields__}
+    if any(key in kwargs for key in VERSUS_ARGUMENTS) or resolve_rules(rules, **rule_fields).num_players > 1:
+        return ConcentrationVsSB3VecEnv(num_envs, rules=rules, **kwargs)
     return ConcentrationSB3VecEnv(num_envs, rules=rules, **kwargs)

@@ -77,6 +77,24 @@ def winners(game: Game, state: State) -> np.ndarray:
     return best_seats(state.scores, tie_break_keys(game, state))
 
 
+def capture_rewards(reward_mode: str, mover: np.ndarray, gained: np.ndarray, players: int) -> np.ndarray:
+    """(B, P) float: every seat's reward for one flip per game under ``reward_mode``.
+
+    ``"pairs"``: the mover gets the points it captured. ``"margin"``: the mover gets them and
+    each other seat loses an equal share (zero-sum, so in a two-player game a seat's return
+    is its final pair margin). ``"win_loss"``: nothing until the end.
+    """
+    mover, gained = np.asarray(mover), np.asarray(gained, dtype=np.float64)
+    rewards = np.zeros((len(mover), players))
+    if reward_mode == "win_loss":
+        return rewards
+    if reward_mode == "margin":
+        rewards -= (gained / (players - 1))[:, None]
+        gained = gained * players / (players - 1)  # the mover's share back, plus its points
+    rewards[np.arange(len(mover)), mover] += gained
+    return rewards
+
+
 def win_loss_rewards(won: np.ndarray) -> np.ndarray:
     """(B, P) int: +1 to each winner and -1 to the rest; 0 to all when everyone won."""
     won = np.asarray(won, dtype=bool)

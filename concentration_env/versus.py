@@ -34,7 +34,9 @@ class VersusEnv(gym.Env):
 
     ## Rewards
     The learner's reward under ``reward_mode``: ``"pairs"`` (default) the points of the
-    pairs it captures, ``"win_loss"`` +1 / -1 at the end (0 when every seat shares the win).
+    pairs it captures; ``"margin"`` those points minus an equal share of every opponent
+    capture (in a two-player game the return is the final pair margin); ``"win_loss"``
+    +1 / -1 at the end (0 when every seat shares the win).
 
     ## Starting State
     A fresh deal, after the opponents seated before the learner have played their turns.
@@ -56,12 +58,18 @@ class VersusEnv(gym.Env):
     table_shape="grid", **rule_fields)``
 
     - ``seat``: the learner's seat (index or agent name).
-    - ``opponents``: a policy name for ``baselines.make_policy`` or a policy object
+    - ``opponents``: a policy name for ``baselines.make_policy``, a saved model's file
+      (``.zip``/``.pt`` of this package's training runs), or a policy object
       (``reset(seed)``, ``act(observation, action_mask)``), used for every other seat (a
       name builds one policy per seat), or a sequence with one per other seat in seat
       order. Opponents are reseeded from the env's generator on every reset.
     - the rest as in ``concentration_v0``; ``reset(options={"first_player": ...})``
       changes who starts one game (the opponents play until the learner is on turn).
+
+    ## Vectorised
+    ``concentration_env.sb3.make_sb3_vec_env(num_envs, seats=..., opponents=...)`` plays
+    many of these games on the batched core (:class:`concentration_env.batch.VersusBatch`),
+    game for game the same as single envs seeded alike.
 
     ## Version History
     - v0: initial release.

@@ -3,9 +3,11 @@
 Times (wall clock, env steps per second, training included) sb3-contrib's ``RecurrentPPO``
 with its defaults (``MlpLstmPolicy``, one env; the observation flattened to a Box because it
 fails on MultiDiscrete observations with torch 2.13) and this package's recurrent PPO with
-the shipped config, each for the same number of steps, alternating, and prints the ratio.
+the shipped config (``--set`` overrides it, as in ``scripts/train.py``), each for the same
+number of steps, alternating, and prints the ratio.
 
     python scripts/bench_recurrent_speed.py --steps 4096 --rounds 2
+    python scripts/bench_recurrent_speed.py --set hyperparameters.env_batches=4
 """
 
 from __future__ import annotations
@@ -57,11 +59,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=4096)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE", help="override keys of the shipped config")
     args = parser.parse_args()
     import torch
 
     torch.set_num_threads(1)
-    config = load_config(CONFIG)
+    config = load_config(CONFIG, args.set)
     ours, theirs = [], []
     for round_ in range(args.rounds):
         theirs.append(sb3_contrib_speed(config, args.steps))

@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from concentration_env.match import DEFAULT_GIF_FPS, make_bot, record_gif
+from concentration_env.match import DEFAULT_GIF_FPS, record_gif
+from concentration_env.policy import resolve_policy
 from concentration_env.play import build_rules
 from concentration_env.render import TABLE_SHAPES
 from concentration_env.rules import preset_names
@@ -31,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         rules = build_rules(args.rules, args.set, len(args.policies))
-        bots = [make_bot(spec, rules) for spec in args.policies]
+        bots = [resolve_policy(spec, rules) for spec in args.policies]
     except ValueError as error:
         print(f"record.py: error: {error}", file=sys.stderr)
         return 2

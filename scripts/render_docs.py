@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from concentration_env.match import Match, make_bot
+from concentration_env.match import Match
+from concentration_env.policy import resolve_policy
 from concentration_env.rules import Rules
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def seeded_frame(preset: str, policies: list[str], seed: int, flips: int, table_shape: str) -> np.ndarray:
     """The table after at least ``flips`` flips, at the first missed pair after that."""
     rules = Rules.from_preset(preset, num_players=len(policies))
-    bots = [make_bot(name, rules) for name in policies]
+    bots = [resolve_policy(name, rules) for name in policies]
     for seat, bot in enumerate(bots):
         bot.reset(seed=seed + seat)
     match = Match(rules, "rgb_array", table_shape=table_shape, seed=seed)

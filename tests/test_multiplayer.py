@@ -229,7 +229,7 @@ JOKER_GAME = [("JK", 0), ("AC", 0), ("AC", 0), ("AS", 0), ("JK", 0), ("JK", 1), 
 
 
 @pytest.mark.parametrize("fields, winners", END_TABLE)
-@pytest.mark.parametrize("reward_mode", ["pairs", "win_loss"])
+@pytest.mark.parametrize("reward_mode", ["pairs", "margin", "win_loss"])
 def test_winners_and_rewards_at_the_end(fields, winners, reward_mode):
     env = make(num_players=2, ranks=1, turn_policy="one_flip", reward_mode=reward_mode, **fields)
     env.reset(seed=0)
@@ -246,6 +246,19 @@ def test_winners_and_rewards_at_the_end(fields, winners, reward_mode):
         for agent in env.possible_agents:
             expected = 0 if tied else (1 if agent in winners else -1)
             assert env._cumulative_rewards[agent] == expected
+
+
+def test_margin_rewards_sum_to_the_pair_margin():
+    env = make(num_players=2, ranks=1, turn_policy="one_flip", reward_mode="margin")
+    env.reset(seed=0)
+    totals = dict.fromkeys(env.possible_agents, 0.0)
+    for step, (name, copy) in enumerate(SHORT_GAME):
+        flip(env, name, copy)
+        for agent in env.possible_agents:
+            totals[agent] += env.rewards[agent]
+        if step == 1:  # player_0 took AC-AS: +1 to it, -1 to its opponent
+            assert env.rewards == {"player_0": 1.0, "player_1": -1.0}
+    assert totals == {"player_0": 0.0, "player_1": 0.0}  # one pair each
 
 
 # -- bad input ----------------------------------------------------------------------------------

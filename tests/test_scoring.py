@@ -97,6 +97,24 @@ def test_win_loss_rewards(won, rewards):
 
 
 @pytest.mark.parametrize(
+    "mode, mover, gained, players, rewards",
+    [
+        ("pairs", 1, 2, 2, [0, 2]),
+        ("pairs", 0, 0, 3, [0, 0, 0]),
+        ("margin", 0, 1, 2, [1, -1]),
+        ("margin", 2, 1, 3, [-0.5, -0.5, 1]),
+        ("margin", 1, 0, 2, [0, 0]),
+        ("win_loss", 0, 1, 2, [0, 0]),
+    ],
+)
+def test_capture_rewards(mode, mover, gained, players, rewards):
+    shares = scoring.capture_rewards(mode, np.array([mover]), np.array([gained]), players)
+    assert shares[0].tolist() == rewards
+    if mode == "margin":
+        assert shares.sum() == 0  # zero-sum
+
+
+@pytest.mark.parametrize(
     "points, expected",
     [
         ([[3, 1], [1, 3]], [True, True]),  # level on points and head to head

@@ -118,3 +118,67 @@ def test_recurrent_record_of_seen_faces_uses_only_observations():
     assert recalled.tolist() == [[0, 0, 2, 0]]  # captured cards are forgotten
     recalled = remember(recalled, obs([1, 0, 0, 0], [0, 0, 0, 0]), torch.tensor([1.0]))
     assert recalled.tolist() == [[1, 0, 0, 0]]  # a new episode starts from nothing
+
+
+def test_a_saved_agent_plays_the_opponent_in_single_and_batched_versus_games(smoke_runs):
+    import gymnasium as gym
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from batched_cases import assert_same, random_actions
+    from concentration_env.sb3 import make_sb3_vec_env
+
+    config, run_dir = smoke_runs("duel2p_ppo")
+    rules, model = config.resolved_rules, str(run_dir / "final_model.zip")
+    seats = [0, 1, 0, 1]
+    ours = make_sb3_vec_env(len(seats), rules=rules, seats=seats, opponents=model, max_episode_steps=40)
+    reference = DummyVecEnv([
+        lambda seat=seat: gym.make("ConcentrationVs-v0", rules=rules, seat=seat, opponents=model, max_episode_steps=40)
+        for seat in seats
+    ])
+    ours.seed(3), reference.seed(3)
+    assert_same(ours.reset(), reference.reset(), "reset")
+    rng, ends = np.random.default_rng(0), 0
+    for step in range(120):
+        actions = random_actions(rng, np.stack(ours.env_method("action_masks")), step)
+        result, expected = ours.step(actions), reference.step(actions)
+        assert_same(result[:3], expected[:3], f"step {step}")
+        ends += result[2].sum()
+    assert ends > len(seats)
+
+
+def test_league_config_trains_against_a_saved_agent(smoke_runs, tmp_path):
+    config, run_dir = smoke_runs("duel2p_ppo")
+    model = str(run_dir / "final_model.zip")
+    league = load_config(CONFIGS / "duel2p_ppo.yaml", SMALL["duel2p_ppo"] + QUICK + [f"opponents=[{model}, greedy]"])
+    assert league.opponents == (model, "greedy")
+    league_dir = train(league, "league", tmp_path / "run", progress_bar=False)
+    assert read_eval_csv(league_dir / "eval.csv")["games"].min() >= 2  # evaluated against the saved agent
+    with pytest.raises(ValueError, match="no saved model at 'nowhere.zip'"):
+        load_config(CONFIGS / "duel2p_ppo.yaml", ["opponents=[nowhere.zip]"])
+    with pytest.raises(ValueError, match="unknown policy 'grumpy'"):
+        load_config(CONFIGS / "duel2p_ppo.yaml", ["opponents=[grumpy]"])
+
+
+def test_a_recurrent_agent_keeps_one_memory_per_game_as_a_batched_opponent(smoke_runs):
+    from concentration_env.batch import VersusBatch
+
+    config, run_dir = smoke_runs("visible_recurrent")
+    rules = config.resolved_rules.replace(num_players=2)
+    batch = VersusBatch(3, rules, seats=[1, 0, 1], opponents=str(run_dir / "final_model.pt"), max_episode_steps=30)
+    batch.reset(seed=0)
+    opponent = batch.policies[0]
+    assert opponent._actor.memory.shape[0] == 3 * rules.num_players  # a row per seat of every game
+    before = opponent._actor.memory.clone()
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        rewards, terminated, truncated = batch.step([rng.choice(np.flatnonzero(row)) for row in batch.action_masks()])
+        batch.deal(np.flatnonzero(terminated | truncated))
+    learner_rows = [1, 2, 5]  # game * players + the learner's seat: never the opponent's
+    assert torch_equal(opponent._actor.memory[learner_rows], before[learner_rows])
+    assert not torch_equal(opponent._actor.memory, before)
+
+
+def torch_equal(a, b):
+    import torch
+
+    return bool(torch.equal(a, b))

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from concentration_env.policy import MODEL_SUFFIXES, is_model_path
 from concentration_env.rules import Rules, load_yaml_mapping, resolve_rules
 from concentration_env.solitaire import OBSERVATION_MODES
 
@@ -39,11 +40,12 @@ class TrainConfig:
     - ``network``: ``mlp`` (SB3's default policy) or ``per_card`` (shared per-card scorer;
       needs ``card_features``).
     - ``num_envs``, ``vec_env`` (``dummy``, ``subproc`` or ``native``: the batched
-      ``concentration_env.sb3`` VecEnv), ``total_timesteps``, ``seed``.
+      ``concentration_env.sb3`` VecEnv, solitaire or versus), ``total_timesteps``, ``seed``.
     - ``policy_kwargs``, ``hyperparameters``: passed to the learner (names are checked).
-    - ``opponents``: baseline policy names (``baselines.make_policy``) for the other seat of
-      a 2-player game (the ``ConcentrationVs-v0`` env); training envs cycle through them and
-      alternate the agent's seat.
+    - ``opponents``: policies for the other seat of a 2-player game (the
+      ``ConcentrationVs-v0`` env): baseline names (``baselines.make_policy``) or saved
+      models' files (a frozen earlier agent, for league-style training); training envs
+      cycle through them and alternate the agent's seat.
     - ``eval_freq`` (env steps), ``eval_episodes``, ``checkpoint_freq`` (env steps).
     """
 
@@ -124,7 +126,16 @@ def _mapping(value: Any) -> dict:
 def _opponents(value: Any) -> tuple:
     names = [value] if isinstance(value, str) else value
     if not isinstance(names, (list, tuple)) or not names or not all(isinstance(n, str) for n in names):
-        raise ValueError(f"expected a baseline policy name or a non-empty list of them, got {value!r}")
+        raise ValueError(f"expected a policy (baseline name or saved model file) or a non-empty list of them, got {value!r}")
+    from baselines.policies import POLICIES
+
+    for name in names:
+        if is_model_path(name):
+            if not Path(name).is_file():
+                raise ValueError(f"no saved model at {name!r}")
+        elif name not in POLICIES:
+            raise ValueError(f"unknown policy {name!r}; allowed: {', '.join(POLICIES)} or a saved model's file "
+                             f"({', '.join(MODEL_SUFFIXES)})")
     return tuple(names)
 
 
@@ -175,8 +186,6 @@ def _check_combination(config: TrainConfig, source: str) -> None:
         raise ValueError(f"{source}: key 'network': 'per_card' is implemented for algo: maskable_ppo")
     if config.algo == "recurrent_ppo" and config.resolved_rules.num_players != 1:
         raise ValueError(f"{source}: key 'algo': recurrent_ppo trains solitaire (rules with num_players: 1)")
-    if config.vec_env == "native" and config.resolved_rules.num_players != 1:
-        raise ValueError(f"{source}: key 'vec_env': the native vec env is solitaire only; use dummy or subproc")
     if config.algo == "recurrent_ppo" and config.vec_env == "subproc":
         raise ValueError(f"{source}: key 'vec_env': recurrent_ppo steps games in-process; use dummy or native")
 

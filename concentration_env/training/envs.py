@@ -15,25 +15,22 @@ from concentration_env.wrappers import CardFeatures, vec_card_features
 FLIPS_PER_CARD_CAP = 40
 
 
+def seat_and_opponent(config, rules, index: int) -> tuple[int, str]:
+    """Where the agent sits in env ``index`` of a multi-player config, and who plays the
+    other seats: the seats take turns, then the next of ``opponents``."""
+    players = rules.num_players
+    return index % players, config.opponents[(index // players) % len(config.opponents)]
+
+
 def base_env(config, rules, index: int = 0) -> gym.Env:
     """Env number ``index`` of the config's game, before feature wrappers: solitaire, or the
-    versus env (the agent in seat ``index % 2``, the next of ``opponents`` in the other)."""
+    versus env (see :func:`seat_and_opponent`)."""
+    cap = FLIPS_PER_CARD_CAP * rules.num_cards
     if rules.num_players == 1:
-        return gym.make(
-            "Concentration-v0",
-            rules=rules,
-            observation_mode=config.observation_mode,
-            max_episode_steps=FLIPS_PER_CARD_CAP * rules.num_cards,
-        )
-    seat = index % rules.num_players
-    return gym.make(
-        "ConcentrationVs-v0",
-        rules=rules,
-        seat=seat,
-        opponents=config.opponents[(index // rules.num_players) % len(config.opponents)],
-        observation_mode=config.observation_mode,
-        max_episode_steps=FLIPS_PER_CARD_CAP * rules.num_cards,
-    )
+        return gym.make("Concentration-v0", rules=rules, observation_mode=config.observation_mode, max_episode_steps=cap)
+    seat, opponent = seat_and_opponent(config, rules, index)
+    return gym.make("ConcentrationVs-v0", rules=rules, seat=seat, opponents=opponent,
+                    observation_mode=config.observation_mode, max_episode_steps=cap)
 
 
 def env_factory(config, rules, index: int = 0, monitor: bool = True) -> Callable[[], gym.Env]:
@@ -60,7 +57,12 @@ def make_vec_env(config, rules, num_envs: int, seed: int, kind: str | None = Non
 
         from concentration_env.sb3 import make_sb3_vec_env
 
-        venv = VecMonitor(make_sb3_vec_env(num_envs=num_envs, rules=rules, observation_mode=config.observation_mode))
+        versus = {}
+        if rules.num_players > 1:
+            seats, opponents = zip(*(seat_and_opponent(config, rules, index) for index in range(num_envs)))
+            versus = {"seats": list(seats), "opponents": list(opponents)}
+        venv = VecMonitor(make_sb3_vec_env(num_envs=num_envs, rules=rules, observation_mode=config.observation_mode,
+                                           max_episode_steps=FLIPS_PER_CARD_CAP * rules.num_cards, **versus))
         if config.features == "card_features":
             venv = vec_card_features(venv, rules)
     else:

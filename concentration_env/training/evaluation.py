@@ -59,7 +59,7 @@ def agent_stats(config, rules, policy, games: int, seed: int) -> dict[str, Any]:
     config's first opponent (capped at :func:`training_cap` turns)."""
     if rules.num_players == 1:
         return solitaire_stats(rules, policy, games, seed, training_cap(rules))
-    from baselines import make_policy
+    from concentration_env.policy import resolve_policy
 
-    opponent = make_policy(config.opponents[0], rules)
+    opponent = resolve_policy(config.opponents[0], rules)
     return duel_stats(rules, policy, opponent, max(1, games // 2), seed, training_cap(rules))

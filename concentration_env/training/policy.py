@@ -104,6 +104,25 @@ class ModelPolicy:
         if self._actor is not None:
             self._actor.memory = self._actor.memory[torch_index(rows)]
 
+    def reset_rows(self, rows: np.ndarray, seeds: Sequence[int | None]) -> None:
+        """Start new games in ``rows`` of the batch (a recurrent model forgets them)."""
+        if self._actor is not None:
+            fresh = self._actor.net.initial_state(len(rows), self._actor.num_cards)
+            self._actor.memory[torch_index(rows)] = fresh
+
+    def act_rows(self, observations: Mapping[str, np.ndarray], rows: np.ndarray) -> np.ndarray:
+        """Flips for games ``rows`` of the batch only (``observations`` holds those games)."""
+        if self._actor is None:
+            return self.act_batch(observations)
+        memory, index = self._actor.memory, torch_index(rows)
+        self._actor.memory = memory[index]
+        try:
+            chosen = self.act_batch(observations)
+            memory[index] = self._actor.memory
+        finally:
+            self._actor.memory = memory
+        return chosen
+
     def act_batch(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
         """Flips for a batch of ``(B, n)`` observations."""
         board = {key: np.asarray(observations[key]) for key in BOARD_KEYS}

@@ -16,10 +16,13 @@ defaults; this learner is written for the game instead:
   partner" needs no learning of the matching rule itself.
 - **PPO with truncated BPTT over the rollout**: rollouts of ``n_steps`` for all envs at once;
   each epoch replays whole env sequences from the stored start state, with the memory
-  zeroed at episode starts; minibatches split the envs.
+  zeroed at episode starts; minibatches split the envs. Only the GRU's hidden side runs step
+  by step (:meth:`CardMemoryNet.recur`); the read-out, scores, values and losses of every
+  step of a minibatch are one batched call (:meth:`CardMemoryNet.heads`).
 
-It trains on any SB3 ``VecEnv`` of Dict observations (SB3's ``DummyVecEnv`` of solitaire
-envs or the batched ``concentration_env.sb3`` one); masks come from the observation.
+It trains on any SB3 ``VecEnv`` of Dict observations (the batched ``concentration_env.sb3``
+one, ``vec_env: native``, or SB3's ``DummyVecEnv`` of solitaire envs); masks come from the
+observation.
 """
 
 from __future__ import annotations
@@ -82,34 +85,73 @@ class CardMemoryNet(nn.Module):
         return torch.zeros(batch, num_cards, self.hidden)
 
     def card_inputs(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
-        """(B, n, inputs) float tensor from a batch of raw observations."""
+        """(..., n, inputs) float tensor from a batch of raw observations."""
         cards = obs["cards"].long()
         up = obs["face_up"].float()
-        mid_turn = (up.sum(dim=1, keepdim=True) == 1).float()
+        mid_turn = (up.sum(dim=-1, keepdim=True) == 1).float()
         first = up * mid_turn
         onehot = nn.functional.one_hot(cards, self.num_faces + 1).float()
         flags = [up, obs["removed"].float(), obs["action_mask"].float(), first, mid_turn.expand_as(up)]
         return torch.cat([onehot, torch.stack(flags, dim=-1)], dim=-1)
 
-    def step(self, inputs: torch.Tensor, memory: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """One flip: update every card's memory; return (logits (B, n), value (B,), memory,
-        face read-out logits (B, n, num_faces + 1))."""
-        batch, n, _ = inputs.shape
-        memory = self.cell(inputs.reshape(batch * n, -1), memory.reshape(batch * n, -1)).view(batch, n, -1)
+    def recur(self, inputs: torch.Tensor, memory: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
+        """Every card's memory after each flip of a sequence: (T, B, n, hidden) from inputs
+        (T, B, n, k), the memory before it (B, n, hidden) and episode starts (T, B), where the
+        memory is zeroed first.
+
+        The ``GRUCell``'s own update, with the input side computed for all steps in one call:
+        only the hidden side is sequential (fewer, larger tensor ops than a cell per step)."""
+        cell, hidden = self.cell, self.hidden
+        # Unbound per step (not indexed in the loop): the backward of an index fills a zero
+        # tensor of the whole sequence per step.
+        from_inputs = nn.functional.linear(inputs, cell.weight_ih, cell.bias_ih)
+        gates_in, candidate_in = from_inputs.split([2 * hidden, hidden], -1)
+        keep = (1 - starts)[..., None, None]
+        memories = []
+        for gate_in, cand_in, keep_t in zip(gates_in.unbind(), candidate_in.unbind(), keep.unbind()):
+            memory = memory * keep_t
+            from_memory = nn.functional.linear(memory, cell.weight_hh, cell.bias_hh)
+            gates_h, candidate_h = from_memory.split([2 * hidden, hidden], -1)
+            reset, update = torch.sigmoid(gate_in + gates_h).chunk(2, -1)
+            candidate = torch.tanh(cand_in + reset * candidate_h)
+            memory = candidate + update * (memory - candidate)
+            memories.append(memory)
+        return torch.stack(memories)
+
+    def heads(self, inputs: torch.Tensor, memory: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """(logits (..., n), value (...), face read-out logits (..., n, num_faces + 1)) from the
+        inputs and the memory after them, for any leading batch dimensions."""
         recall = self.readout(memory)
         belief = recall.softmax(dim=-1)  # what the agent believes lies at each position
-        first = inputs[:, :, -2:-1]  # the "first" flag
-        first_belief = (belief * first).sum(dim=1)  # (B, faces + 1); zeros when no first card is up
-        pairs_with_first = (belief @ self.match * first_belief[:, None, :]).sum(-1, keepdim=True)
-        seen = 1.0 - belief[:, :, :1]
-        pooled = torch.cat([memory.mean(dim=1), memory.max(dim=1).values], dim=-1)
-        context = pooled[:, None, : self.hidden].expand_as(memory)
-        logits = self.score(torch.cat([memory, context, pairs_with_first, seen], dim=-1)).squeeze(-1)
-        return logits, self.value(pooled).squeeze(-1), memory, recall
+        first = inputs[..., -2:-1]  # the "first" flag
+        first_belief = (belief * first).sum(dim=-2)  # (..., faces + 1); zeros when no first card is up
+        pairs_with_first = (belief @ self.match * first_belief[..., None, :]).sum(-1, keepdim=True)
+        seen = 1.0 - belief[..., :1]
+        pooled = torch.cat([memory.mean(dim=-2), memory.max(dim=-2).values], dim=-1)
+        # The score's first layer on [memory, context, pairs_with_first, seen], split by its
+        # weight's columns so that the context (the mean memory, the same for every card of a
+        # game) goes through it once per game, not once per card.
+        weight, hidden = self.score[0].weight, self.hidden
+        per_card = nn.functional.linear(memory, weight[:, :hidden])
+        per_card = per_card + nn.functional.linear(torch.cat([pairs_with_first, seen], dim=-1), weight[:, 2 * hidden :])
+        per_game = nn.functional.linear(pooled[..., :hidden], weight[:, hidden : 2 * hidden], self.score[0].bias)
+        logits = self.score[1:](per_card + per_game[..., None, :]).squeeze(-1)
+        return logits, self.value(pooled).squeeze(-1), recall
+
+    def step(
+        self, inputs: torch.Tensor, memory: torch.Tensor, starts: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, ...]:
+        """One flip for a batch (inputs (B, n, k)): (logits, value, memory, face read-out)."""
+        starts = torch.zeros(len(inputs)) if starts is None else starts
+        memory = self.recur(inputs[None], memory, starts[None])[0]
+        logits, value, recall = self.heads(inputs, memory)
+        return logits, value, memory, recall
 
 
 def masked_distribution(logits: torch.Tensor, mask: torch.Tensor) -> torch.distributions.Categorical:
-    return torch.distributions.Categorical(logits=torch.where(mask, logits, torch.full_like(logits, MASKED_LOGIT)))
+    """The policy over the legal flips (argument checks off: the logits are finite by construction)."""
+    masked = torch.where(mask, logits, torch.full_like(logits, MASKED_LOGIT))
+    return torch.distributions.Categorical(logits=masked, validate_args=False)
 
 
 def remember(recalled: torch.Tensor, obs: dict[str, torch.Tensor], starts: torch.Tensor) -> torch.Tensor:
@@ -135,7 +177,8 @@ class RecurrentPPO:
         self.settings = settings
         self.num_cards = venv.observation_space["cards"].shape[0]
         self.net = CardMemoryNet(match, settings.hidden)
-        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=settings.learning_rate, eps=1e-5)
+        # foreach: one multi-tensor update instead of a loop over the parameters (same result).
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=settings.learning_rate, eps=1e-5, foreach=True)
         self.num_timesteps = 0
 
     def learn(self, total_timesteps: int, on_rollout: Callable[["RecurrentPPO", dict], bool] | None = None) -> None:
@@ -148,37 +191,37 @@ class RecurrentPPO:
         recalled = torch.zeros(num_envs, self.num_cards, dtype=torch.long)
         starts = torch.ones(num_envs)
         while self.num_timesteps < total_timesteps:
-            start_memory = memory.clone()
-            batch = {k: [] for k in ("obs", "actions", "logp", "values", "rewards", "starts", "recalled")}
+            start_memory = memory
+            batch = {k: [] for k in ("inputs", "masks", "actions", "logp", "values", "rewards", "starts", "recalled")}
             episode_stats = []
             began = time.perf_counter()
             with torch.no_grad():
                 for _ in range(s.n_steps):
-                    memory = memory * (1 - starts)[:, None, None]
                     recalled = remember(recalled, obs, starts)
-                    logits, value, memory, _ = self.net.step(self.net.card_inputs(obs), memory)
-                    dist = masked_distribution(logits, obs["action_mask"].bool())
+                    inputs, mask = self.net.card_inputs(obs), obs["action_mask"].bool()
+                    logits, value, memory, _ = self.net.step(inputs, memory, starts)
+                    dist = masked_distribution(logits, mask)
                     action = dist.sample()
                     next_obs, reward, done, infos = self.venv.step(action.numpy())
-                    for k, v in (("obs", obs), ("actions", action), ("logp", dist.log_prob(action)),
-                                 ("values", value), ("rewards", torch.as_tensor(reward, dtype=torch.float32)),
+                    for k, v in (("inputs", inputs), ("masks", mask), ("actions", action),
+                                 ("logp", dist.log_prob(action)), ("values", value),
+                                 ("rewards", torch.as_tensor(reward, dtype=torch.float32)),
                                  ("starts", starts), ("recalled", recalled)):
                         batch[k].append(v)
                     episode_stats += [info for info, d in zip(infos, done) if d]
                     obs, starts = obs_tensors(next_obs), torch.as_tensor(done, dtype=torch.float32)
-                last_value = self.net.step(self.net.card_inputs(obs), memory * (1 - starts)[:, None, None])[1]
+                last_value = self.net.step(self.net.card_inputs(obs), memory, starts)[1]
             self.num_timesteps += s.n_steps * num_envs
             rollout_seconds = time.perf_counter() - began
-            stats = self._update(batch, start_memory, last_value, starts)
+            stats = self._update({k: torch.stack(v) for k, v in batch.items()}, start_memory, last_value, starts)
             stats.update(rollout_seconds=rollout_seconds, episodes=episode_stats)
             if on_rollout is not None and on_rollout(self, stats) is False:
                 break
 
     def _update(self, batch: dict, start_memory: torch.Tensor, last_value: torch.Tensor, last_start: torch.Tensor) -> dict:
+        """PPO epochs over one rollout (``batch``: (T, B, ...) tensors); returns mean losses."""
         s = self.settings
-        rewards = torch.stack(batch["rewards"])
-        values = torch.stack(batch["values"])
-        starts = torch.stack(batch["starts"])
+        rewards, values, starts = batch["rewards"], batch["values"], batch["starts"]
         # starts[t + 1] says the episode ended at step t (no bootstrapping across it).
         next_nonterminal = 1 - torch.cat([starts[1:], last_start[None]])
         next_values = torch.cat([values[1:], last_value[None]])
@@ -189,32 +232,22 @@ class RecurrentPPO:
             running = delta + s.gamma * s.gae_lambda * next_nonterminal[t] * running
             advantages[t] = running
         returns = advantages + values
-        inputs = torch.stack([self.net.card_inputs(o) for o in batch["obs"]])  # (T, B, n, k)
-        masks = torch.stack([o["action_mask"].bool() for o in batch["obs"]])
-        actions = torch.stack(batch["actions"])
-        old_logp = torch.stack(batch["logp"])
-        recalled = torch.stack(batch["recalled"])
         num_envs = rewards.shape[1]
         losses = []
         for _ in range(s.n_epochs):
             for envs in torch.randperm(num_envs).chunk(s.env_batches):
-                memory = start_memory[envs]
-                logps, entropies, new_values, recall_losses = [], [], [], []
-                for t in range(s.n_steps):
-                    memory = memory * (1 - starts[t, envs])[:, None, None]
-                    logits, value, memory, recall = self.net.step(inputs[t, envs], memory)
-                    recall_losses.append(nn.functional.cross_entropy(recall.flatten(0, 1), recalled[t, envs].flatten()))
-                    dist = masked_distribution(logits, masks[t, envs])
-                    logps.append(dist.log_prob(actions[t, envs]))
-                    entropies.append(dist.entropy())
-                    new_values.append(value)
-                logp, entropy, value = torch.stack(logps), torch.stack(entropies), torch.stack(new_values)
+                inputs = batch["inputs"][:, envs]
+                # Only the memory is sequential: replay it, then score every step at once.
+                memory = self.net.recur(inputs, start_memory[envs], starts[:, envs])
+                logits, value, recall = self.net.heads(inputs, memory)
+                recall_loss = nn.functional.cross_entropy(recall.flatten(0, -2), batch["recalled"][:, envs].flatten())
+                dist = masked_distribution(logits, batch["masks"][:, envs])
+                logp, entropy = dist.log_prob(batch["actions"][:, envs]), dist.entropy()
                 adv = advantages[:, envs]
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                ratio = torch.exp(logp - old_logp[:, envs])
+                ratio = torch.exp(logp - batch["logp"][:, envs])
                 policy_loss = -torch.min(ratio * adv, ratio.clamp(1 - s.clip_range, 1 + s.clip_range) * adv).mean()
                 value_loss = (value - returns[:, envs]).pow(2).mean()
-                recall_loss = torch.stack(recall_losses).mean()
                 loss = policy_loss + s.vf_coef * value_loss - s.ent_coef * entropy.mean() + s.recall_coef * recall_loss
                 self.optimizer.zero_grad()
                 loss.backward()

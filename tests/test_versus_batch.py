@@ -1,0 +1,103 @@
+"""The batched play-against-opponents game (VersusBatch and its SB3 VecEnv): the same games
+as a DummyVecEnv of ConcentrationVs-v0 envs seeded alike, across autoresets."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+pytest.importorskip("stable_baselines3")
+from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
+
+import concentration_env  # noqa: E402,F401
+from concentration_env.batch import VersusBatch  # noqa: E402
+from concentration_env.sb3 import ConcentrationSB3VecEnv, ConcentrationVsSB3VecEnv, make_sb3_vec_env  # noqa: E402
+from batched_cases import assert_same, random_actions  # noqa: E402
+
+NUM_ENVS = 6
+STEPS = 250
+# Short decks so that games end often; every opponent whose play is a function of its seed.
+CASES = [
+    dict(num_players=2, ranks=3, opponents=["greedy"] * NUM_ENVS),
+    dict(num_players=3, ranks=3, opponents=["greedy", "safe_first"] * 3, reward_mode="margin"),
+    dict(num_players=2, ranks=4, opponents=["optimal"] * NUM_ENVS, reward_mode="win_loss",
+         observation_mode="visible", max_episode_steps=20),
+    dict(num_players=2, rules="checkerboard", ranks=2, turn_policy="one_flip", opponents=["safe_first"] * NUM_ENVS,
+         first_player=1),
+    dict(num_players=2, ranks=3, illegal_action="end_turn", opponents=["greedy"] * NUM_ENVS),
+]
+COMPARED_INFO = ("action_mask", "scores", "agent", "winners", "TimeLimit.truncated", "terminal_observation")
+
+
+def single_env(kwargs, seat, opponent):
+    """The reference: one ConcentrationVs-v0 env as gym.make builds it."""
+    def make():
+        fields = {key: value for key, value in kwargs.items() if key != "opponents"}
+        return gym.make("ConcentrationVs-v0", seat=seat, opponents=opponent, **fields)
+    return make
+
+
+def same_infos(ours, theirs, where):
+    for a, b in zip(ours, theirs):
+        assert_same({k: a[k] for k in COMPARED_INFO if k in a}, {k: b[k] for k in COMPARED_INFO if k in b}, where)
+
+
+@pytest.mark.parametrize("kwargs", CASES, ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items() if k != "opponents"))
+def test_same_as_dummy_vec_env_of_versus_envs(kwargs):
+    kwargs = dict(kwargs)
+    kwargs.setdefault("max_episode_steps", 60)
+    players = kwargs["num_players"]
+    seats = [i % players for i in range(NUM_ENVS)]
+    ours = make_sb3_vec_env(NUM_ENVS, seats=seats, **kwargs)
+    assert isinstance(ours, ConcentrationVsSB3VecEnv)
+    reference = DummyVecEnv([single_env(kwargs, seat, opponent) for seat, opponent in zip(seats, kwargs["opponents"])])
+    assert ours.observation_space == reference.observation_space
+    assert ours.seed(5) == reference.seed(5)
+    assert_same(ours.reset(), reference.reset(), "reset")
+    same_infos(ours.reset_infos, reference.reset_infos, "reset infos")
+    rng = np.random.default_rng(2)
+    ends = 0
+    for step in range(STEPS):
+        masks = np.stack(ours.env_method("action_masks"))
+        np.testing.assert_array_equal(masks, np.stack([env.unwrapped.action_masks() for env in reference.envs]))
+        actions = random_actions(rng, masks, step)
+        result, expected = ours.step(actions), reference.step(actions)
+        assert_same(result[:3], expected[:3], f"step {step}")
+        same_infos(result[3], expected[3], f"step {step} infos")
+        ends += result[2].sum()
+    assert ends > NUM_ENVS
+
+
+def test_learner_rewards_add_up_to_its_points_and_margin():
+    venv = make_sb3_vec_env(4, num_players=2, ranks=4, seats=[0, 1, 0, 1], reward_mode="margin")
+    venv.seed(0)
+    venv.reset()
+    totals, rng, finished = np.zeros(4), np.random.default_rng(0), 0
+    while finished < 12:
+        masks = np.stack(venv.env_method("action_masks"))
+        _, rewards, dones, infos = venv.step(random_actions(rng, masks, 1))
+        totals += rewards
+        for i in np.flatnonzero(dones):
+            scores = infos[i]["scores"]
+            mine = scores[infos[i]["agent"]]
+            assert totals[i] == 2 * mine - sum(scores.values())  # margin: mine minus theirs
+            assert not infos[i]["terminal_observation"]["action_mask"].any()
+            totals[i], finished = 0.0, finished + 1
+
+
+def test_dispatch_and_bad_arguments():
+    assert isinstance(make_sb3_vec_env(2, rules="toddler"), ConcentrationSB3VecEnv)
+    assert isinstance(make_sb3_vec_env(2, rules="toddler", opponents="greedy"), ConcentrationVsSB3VecEnv)
+    with pytest.raises(ValueError, match="seats"):
+        VersusBatch(2, num_players=2, seats=2)
+    with pytest.raises(ValueError, match=r"invalid seats: 3 given"):
+        VersusBatch(2, num_players=2, seats=[0, 1, 0])
+    with pytest.raises(ValueError, match="opponents entry"):
+        VersusBatch(2, num_players=2, opponents=[3, "greedy"])
+    with pytest.raises(ValueError, match="unknown policy|invalid policy"):
+        VersusBatch(2, num_players=2, opponents="nobody")
+    batch = VersusBatch(2, num_players=2, ranks=2)
+    with pytest.raises(RuntimeError, match="reset"):
+        batch.step([0, 0])
+    batch.reset(seed=0)
+    with pytest.raises(ValueError, match="out of range"):
+        batch.step([0, 99])
