@@ -5,6 +5,7 @@ import io
 import pickle
 import warnings
 
+import gymnasium
 import numpy as np
 import pettingzoo
 import pytest
@@ -333,3 +334,48 @@ def test_layout_and_rules_match_the_solitaire_conventions():
     assert set(obs) == {"cards", "face_up", "removed", "back", "scores"}
     assert np.array_equal(obs["back"], env.game.backs)
     assert make(num_players=2).render() is None
+
+
+def pettingzoo_wrapped(**kwargs):
+    """The raw env behind PettingZoo's own standard wrappers, for comparison with ``env()``."""
+    wrappers = pettingzoo.utils.wrappers
+    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(concentration_v0.raw_env(**kwargs)))
+
+
+def outcome(read):
+    """What reading an attribute gives: its value, or the exception type and message."""
+    try:
+        return repr(read())
+    except Exception as error:  # noqa: BLE001 - comparing whatever is raised
+        return f"{type(error).__name__}: {error}"
+
+
+def test_env_wrappers_answer_like_pettingzoos_own():
+    """``env()``'s wrappers forward the per-step attributes as properties: the same values
+    and, before a reset, the same errors as PettingZoo's wrappers; the same bounds check."""
+    names = ["agent_selection", "agents", "rewards", "_cumulative_rewards", "terminations", "truncations",
+             "infos", "num_agents", "possible_agents", "_private", "no_such_attribute"]
+    ours, theirs = concentration_v0.env(ranks=2), pettingzoo_wrapped(ranks=2)
+    assert isinstance(ours, pettingzoo.utils.wrappers.OrderEnforcingWrapper)
+    assert isinstance(ours.env, pettingzoo.utils.wrappers.AssertOutOfBoundsWrapper)
+    assert str(ours) == str(theirs) == "concentration_v0"
+    for name in names:
+        assert outcome(lambda: getattr(ours, name)) == outcome(lambda: getattr(theirs, name)), name
+    for env in (ours, theirs):
+        env.reset(seed=3)
+    for action in [0, 0, 7]:  # a legal flip, the same card again (illegal: ends the turn), a legal flip
+        for env in (ours, theirs):
+            env.step(action)
+        for name in names:
+            assert outcome(lambda: getattr(ours, name)) == outcome(lambda: getattr(theirs, name)), name
+    for bad in [8, -1, 1.0, np.int64(8), None, True]:  # True is in Discrete; the env rejects it
+        errors = [outcome(lambda env=env: env.step(bad)) for env in (ours, theirs)]
+        assert errors[0] == errors[1] != "None", bad
+
+
+def test_action_space_contains_like_discrete():
+    space = concentration_v0.raw_env(ranks=2).action_space("player_0")
+    plain = gymnasium.spaces.Discrete(8)
+    assert space == plain and repr(space) == "Discrete(8)"
+    for value in [0, 7, 8, -1, 2**70, True, False, 1.0, np.int64(3), np.int8(9), np.array(2), np.array([2]), "1", None]:
+        assert space.contains(value) == plain.contains(value), value
