@@ -158,22 +158,13 @@ class ConcentrationSB3VecEnv(BatchVecEnv):
 class ConcentrationVsSB3VecEnv(BatchVecEnv):
     """``num_envs`` games of ``ConcentrationVs-v0`` as one SB3 ``VecEnv`` (see
     :class:`BatchVecEnv` and :class:`concentration_env.batch.VersusBatch`): game ``i`` gives
-    what ``gym.make("ConcentrationVs-v0", seat=seats[i], opponents=opponents[i])`` gives."""
+    what ``gym.make("ConcentrationVs-v0", seat=seats[i], opponents=opponents[i])`` gives.
+    ``**kwargs`` are :class:`VersusBatch`'s (``num_players``, ``seats``, ``opponents``,
+    ``first_player``, ``observation_mode`` and rule fields)."""
 
-    def __init__(
-        self,
-        num_envs: int,
-        rules: Rules | str | None = None,
-        num_players: int | None = None,
-        seats: int | str | Sequence[int | str] = 0,
-        opponents: str | Sequence[str] = "greedy",
-        first_player: int | str = 0,
-        observation_mode: str = "memory",
-        max_episode_steps: int | None = MAX_EPISODE_STEPS,
-        **rule_fields: Any,
-    ):
-        batch = VersusBatch(num_envs, rules, num_players, seats, opponents, first_player, observation_mode,
-                            max_episode_steps, **rule_fields)
+    def __init__(self, num_envs: int, rules: Rules | str | None = None,
+                 max_episode_steps: int | None = MAX_EPISODE_STEPS, **kwargs: Any):
+        batch = VersusBatch(num_envs, rules, max_episode_steps=max_episode_steps, **kwargs)
         board = board_space(batch.game)
         space = spaces.Dict({**board.spaces, "scores": scores_space(batch.rules.num_players, batch.game)})
         super().__init__(batch, space)

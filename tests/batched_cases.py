@@ -40,3 +40,19 @@ def random_actions(rng, masks, step):
     if step % 23 == 7:
         actions[1] = np.flatnonzero(masks[1] == 0)[0] if (masks[1] == 0).any() else actions[1]
     return actions
+
+
+def play_alongside(ours, reference, steps, seed, compare):
+    """Step a batched SB3 VecEnv and its ``DummyVecEnv`` reference with the same random flips
+    (checking that both offer the same legal flips), calling ``compare(result, expected,
+    where)`` after every step; returns how many episodes ended."""
+    rng = np.random.default_rng(seed)
+    ends = 0
+    for step in range(steps):
+        masks = np.stack(ours.env_method("action_masks"))
+        np.testing.assert_array_equal(masks, np.stack([env.unwrapped.action_masks() for env in reference.envs]))
+        actions = random_actions(rng, masks, step)
+        result = ours.step(actions)
+        compare(result, reference.step(actions), f"step {step}")
+        ends += result[2].sum()
+    return ends

@@ -124,7 +124,7 @@ def test_a_saved_agent_plays_the_opponent_in_single_and_batched_versus_games(smo
     import gymnasium as gym
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from batched_cases import assert_same, random_actions
+    from batched_cases import assert_same, play_alongside
     from concentration_env.sb3 import make_sb3_vec_env
 
     config, run_dir = smoke_runs("duel2p_ppo")
@@ -137,12 +137,7 @@ def test_a_saved_agent_plays_the_opponent_in_single_and_batched_versus_games(smo
     ])
     ours.seed(3), reference.seed(3)
     assert_same(ours.reset(), reference.reset(), "reset")
-    rng, ends = np.random.default_rng(0), 0
-    for step in range(120):
-        actions = random_actions(rng, np.stack(ours.env_method("action_masks")), step)
-        result, expected = ours.step(actions), reference.step(actions)
-        assert_same(result[:3], expected[:3], f"step {step}")
-        ends += result[2].sum()
+    ends = play_alongside(ours, reference, 120, 0, lambda result, expected, where: assert_same(result[:3], expected[:3], where))
     assert ends > len(seats)
 
 

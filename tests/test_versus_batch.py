@@ -11,7 +11,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
 import concentration_env  # noqa: E402,F401
 from concentration_env.batch import VersusBatch  # noqa: E402
 from concentration_env.sb3 import ConcentrationSB3VecEnv, ConcentrationVsSB3VecEnv, make_sb3_vec_env  # noqa: E402
-from batched_cases import assert_same, random_actions  # noqa: E402
+from batched_cases import assert_same, play_alongside, random_actions  # noqa: E402
 
 NUM_ENVS = 6
 STEPS = 250
@@ -54,17 +54,12 @@ def test_same_as_dummy_vec_env_of_versus_envs(kwargs):
     assert ours.seed(5) == reference.seed(5)
     assert_same(ours.reset(), reference.reset(), "reset")
     same_infos(ours.reset_infos, reference.reset_infos, "reset infos")
-    rng = np.random.default_rng(2)
-    ends = 0
-    for step in range(STEPS):
-        masks = np.stack(ours.env_method("action_masks"))
-        np.testing.assert_array_equal(masks, np.stack([env.unwrapped.action_masks() for env in reference.envs]))
-        actions = random_actions(rng, masks, step)
-        result, expected = ours.step(actions), reference.step(actions)
-        assert_same(result[:3], expected[:3], f"step {step}")
-        same_infos(result[3], expected[3], f"step {step} infos")
-        ends += result[2].sum()
-    assert ends > NUM_ENVS
+
+    def compare(result, expected, where):
+        assert_same(result[:3], expected[:3], where)
+        same_infos(result[3], expected[3], f"{where} infos")
+
+    assert play_alongside(ours, reference, STEPS, 2, compare) > NUM_ENVS
 
 
 def test_learner_rewards_add_up_to_its_points_and_margin():
