@@ -28,9 +28,9 @@ from concentration_env.multiplayer import agent_name, seat_of, table_rules
 from concentration_env.policy import DEFAULT_OPPONENT, resolve_policy
 from concentration_env.rules import Rules, resolve_rules
 from concentration_env.solitaire import check_observation_mode
+from concentration_env.versus import SEED_RANGE
 
 INFO_COUNTERS = ("mismatches", "pairs", "turns")
-SEED_RANGE = 2**31  # opponents are reseeded from the game's second generator, as VersusEnv does
 
 
 def check_num_envs(num_envs: Any) -> int:

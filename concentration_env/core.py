@@ -267,8 +267,8 @@ NUM_FLAGS = len(FLAG_FIELDS)
 MARKS = ("face_up", "removed", "action_mask")
 NUM_MARKS = len(MARKS)
 MARK_FACE_UP, MARK_REMOVED, MARK_LEGAL = range(NUM_MARKS)
-PARAM_ONE_FLIP, PARAM_RAISE, PARAM_MAX_MISMATCHES = range(3)
 NUM_PARAMS = 3
+PARAM_ONE_FLIP, PARAM_RAISE, PARAM_MAX_MISMATCHES = range(NUM_PARAMS)
 
 
 @njit(cache=True, inline="always")
