@@ -28,7 +28,7 @@ from concentration_env.multiplayer import agent_name, seat_of, table_rules
 from concentration_env.policy import DEFAULT_OPPONENT, resolve_policy
 from concentration_env.rules import Rules, resolve_rules
 from concentration_env.solitaire import check_observation_mode
-from concentration_env.versus import SEED_RANGE
+from concentration_env.versus import MAX_REDEALS, SEED_RANGE, no_game_for_the_learner
 
 INFO_COUNTERS = ("mismatches", "pairs", "turns")
 
@@ -257,7 +257,9 @@ class VersusBatch:
         rows = np.asarray(rows, dtype=np.intp)
         fill_generators(self.deal_rngs, rows)
         fill_generators(self.seat_rngs, rows)
-        while rows.size:
+        for _ in range(MAX_REDEALS):
+            if not rows.size:
+                return
             faces = np.stack([core.deal(self.game, self.deal_rngs[i]) for i in rows])
             fresh = core.new_state(self.game, faces, self.first_player)
             if self.state is None:
@@ -269,6 +271,8 @@ class VersusBatch:
             self.play_opponents()  # what they capture before the learner's first flip is no reward
             # A deal the opponents cleared before the learner's first flip is no game for it.
             rows = rows[self.state.done[rows]]
+        if rows.size:
+            raise no_game_for_the_learner(int(self.seats[rows[0]]))
 
     def reset(self, seed: int | Sequence[int | None] | None = None) -> None:
         """Deal new games in every seat of the batch."""

@@ -12,6 +12,15 @@ from concentration_env.policy import DEFAULT_OPPONENT, Policy, play_turns, resol
 from concentration_env.rules import Rules
 
 SEED_RANGE = 2**31  # policies are reseeded from the env's generator on every reset
+MAX_REDEALS = 1000  # deals in a row the opponents may clear before the learner's first flip
+
+
+def no_game_for_the_learner(seat: int) -> RuntimeError:
+    """The error for a deck on which the opponents keep clearing the table before the learner can flip."""
+    return RuntimeError(
+        f"the opponents cleared {MAX_REDEALS} deals in a row before the learner (seat {seat}) could flip: "
+        "the deck is too small to play against them; allowed: a larger deck, or first_player set to the learner's seat"
+    )
 
 
 class VersusEnv(gym.Env):
@@ -41,7 +50,8 @@ class VersusEnv(gym.Env):
     ## Starting State
     A fresh deal, after the opponents seated before the learner have played their turns.
     A deal that the opponents clear before the learner's first flip (possible only on tiny
-    decks) is replaced by the next deal from the same generator.
+    decks) is replaced by the next deal from the same generator; after ``MAX_REDEALS`` such
+    deals in a row ``reset`` raises ``RuntimeError`` (the deck is too small to play).
 
     ## Episode End
     ``terminated`` when the game ends; ``info`` then holds ``winners`` and ``scores``
@@ -125,15 +135,17 @@ class VersusEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         self._table.reset(seed=seed, options=options)
-        while True:
+        for attempt in range(MAX_REDEALS):
+            if attempt:
+                # The opponents cleared the table before the learner's first flip (possible
+                # on tiny decks): such a deal is no game for the learner, so deal again.
+                self._table.reset(options=options)
             for policy in self.opponents.values():
                 policy.reset(seed=int(self.np_random.integers(SEED_RANGE)))
             play_turns(self._table, self.opponents, self.agent)
             if not self._table.terminations[self.agent]:
                 return self._observe()
-            # The opponents cleared the table before the learner's first flip (possible on
-            # tiny decks): such a deal is no game for the learner, so deal again.
-            self._table.reset(options=options)
+        raise no_game_for_the_learner(self.seat)
 
     def step(self, action):
         table = self._table

@@ -127,3 +127,13 @@ def test_reset_never_returns_a_game_the_opponents_already_finished():
         again = gym.make("ConcentrationVs-v0", ranks=1, first_player=1, opponents="greedy")
         again.reset(seed=seed)
         assert again.unwrapped.layout == env.unwrapped.layout
+
+
+def test_reset_raises_when_the_opponents_always_clear_the_table_first():
+    """On one pair the opponent moving first always captures it: no deal leaves the learner
+    a move, so reset gives up with one clear error instead of dealing forever."""
+    env = gym.make("ConcentrationVs-v0", deck="pictures", pairs=1, first_player=1, opponents="greedy")
+    with pytest.raises(RuntimeError, match=r"cleared 1000 deals in a row before the learner \(seat 0\).*too small"):
+        env.reset(seed=0)
+    with pytest.raises(RuntimeError, match="episode is over"):
+        env.step(0)

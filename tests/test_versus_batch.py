@@ -96,3 +96,17 @@ def test_dispatch_and_bad_arguments():
     batch.reset(seed=0)
     with pytest.raises(ValueError, match="out of range"):
         batch.step([0, 99])
+
+
+def test_stepping_a_finished_game_and_an_unplayable_deck_raise():
+    batch = VersusBatch(2, num_players=2, deck="pictures", pairs=2, seats=[0, 1])
+    batch.reset(seed=0)
+    rng, terminated = np.random.default_rng(0), np.zeros(2, dtype=bool)
+    while not terminated.any():
+        _, terminated, _ = batch.step([rng.choice(np.flatnonzero(row)) for row in batch.action_masks()])
+    with pytest.raises(RuntimeError, match=r"games \[.*\] are over; deal them before step\(\)"):
+        batch.step([0, 0])
+    # On one pair the opponent moving first (game 1) always captures it before the learner.
+    tiny = VersusBatch(2, num_players=2, deck="pictures", pairs=1, seats=[0, 1])
+    with pytest.raises(RuntimeError, match=r"cleared 1000 deals in a row before the learner \(seat 1\).*too small"):
+        tiny.reset(seed=0)
