@@ -35,10 +35,24 @@ def is_model_path(spec: Any) -> bool:
     return isinstance(spec, str) and spec.endswith(MODEL_SUFFIXES)
 
 
+def check_policy_name(spec: str) -> str:
+    """``spec`` if :func:`resolve_policy` can build a policy from it (a saved model's file
+    that exists, or a baseline's name); ``ValueError`` saying what is allowed otherwise."""
+    if is_model_path(spec):
+        if not Path(spec).is_file():
+            raise ValueError(f"no saved model at {spec!r}")
+        return spec
+    from baselines.policies import POLICIES
+
+    if spec not in POLICIES:
+        raise ValueError(f"unknown policy {spec!r}; allowed: {', '.join(POLICIES)} or a saved model's file "
+                         f"({', '.join(MODEL_SUFFIXES)})")
+    return spec
+
+
 def load_model_policy(path: str, rules: Rules) -> Policy:
     """A saved model playing ``rules``; ``ValueError`` saying why if it cannot be had."""
-    if not Path(path).is_file():
-        raise ValueError(f"no saved model at {path!r}")
+    check_policy_name(path)
     try:
         from concentration_env.training import ModelPolicy
     except ImportError as error:

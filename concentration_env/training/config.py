@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from concentration_env.policy import MODEL_SUFFIXES, is_model_path
+from concentration_env.policy import check_policy_name
 from concentration_env.rules import Rules, load_yaml_mapping, resolve_rules
 from concentration_env.solitaire import OBSERVATION_MODES
 
@@ -127,16 +127,7 @@ def _opponents(value: Any) -> tuple:
     names = [value] if isinstance(value, str) else value
     if not isinstance(names, (list, tuple)) or not names or not all(isinstance(n, str) for n in names):
         raise ValueError(f"expected a policy (baseline name or saved model file) or a non-empty list of them, got {value!r}")
-    from baselines.policies import POLICIES
-
-    for name in names:
-        if is_model_path(name):
-            if not Path(name).is_file():
-                raise ValueError(f"no saved model at {name!r}")
-        elif name not in POLICIES:
-            raise ValueError(f"unknown policy {name!r}; allowed: {', '.join(POLICIES)} or a saved model's file "
-                             f"({', '.join(MODEL_SUFFIXES)})")
-    return tuple(names)
+    return tuple(check_policy_name(name) for name in names)
 
 
 CHECKS = {

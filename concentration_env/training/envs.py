@@ -15,6 +15,11 @@ from concentration_env.wrappers import CardFeatures, vec_card_features
 FLIPS_PER_CARD_CAP = 40
 
 
+def episode_cap(rules) -> int:
+    """The time limit (flips) of training and evaluation envs: :data:`FLIPS_PER_CARD_CAP` per card."""
+    return FLIPS_PER_CARD_CAP * rules.num_cards
+
+
 def seat_and_opponent(config, rules, index: int) -> tuple[int, str]:
     """Where the agent sits in env ``index`` of a multi-player config, and who plays the
     other seats: the seats take turns, then the next of ``opponents``."""
@@ -25,7 +30,7 @@ def seat_and_opponent(config, rules, index: int) -> tuple[int, str]:
 def base_env(config, rules, index: int = 0) -> gym.Env:
     """Env number ``index`` of the config's game, before feature wrappers: solitaire, or the
     versus env (see :func:`seat_and_opponent`)."""
-    cap = FLIPS_PER_CARD_CAP * rules.num_cards
+    cap = episode_cap(rules)
     if rules.num_players == 1:
         return gym.make("Concentration-v0", rules=rules, observation_mode=config.observation_mode, max_episode_steps=cap)
     seat, opponent = seat_and_opponent(config, rules, index)
@@ -62,7 +67,7 @@ def make_vec_env(config, rules, num_envs: int, seed: int, kind: str | None = Non
             seats, opponents = zip(*(seat_and_opponent(config, rules, index) for index in range(num_envs)))
             versus = {"seats": list(seats), "opponents": list(opponents)}
         venv = VecMonitor(make_sb3_vec_env(num_envs=num_envs, rules=rules, observation_mode=config.observation_mode,
-                                           max_episode_steps=FLIPS_PER_CARD_CAP * rules.num_cards, **versus))
+                                           max_episode_steps=episode_cap(rules), **versus))
         if config.features == "card_features":
             venv = vec_card_features(venv, rules)
     else:
