@@ -20,7 +20,7 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from concentration_env.batch import GameBatch, VersusBatch
 from concentration_env.multiplayer import agent_name, scores_space
-from concentration_env.rules import Rules, resolve_rules
+from concentration_env.rules import FIELDS, Rules, resolve_rules
 from concentration_env.solitaire import MAX_EPISODE_STEPS
 from concentration_env.spaces import board_space
 
@@ -190,7 +190,7 @@ def make_sb3_vec_env(num_envs: int, rules: Rules | str | None = None, **kwargs: 
     ``opponents`` or ``first_player`` is given, the batched ``ConcentrationVs-v0`` (those
     arguments as in :class:`ConcentrationVsSB3VecEnv`). Wrap it in SB3's ``VecMonitor`` to
     log episode returns and lengths."""
-    rule_fields = {key: value for key, value in kwargs.items() if key in Rules.__dataclass_fields__}
+    rule_fields = {key: value for key, value in kwargs.items() if key in FIELDS}
     if any(key in kwargs for key in VERSUS_ARGUMENTS) or resolve_rules(rules, **rule_fields).num_players > 1:
         return ConcentrationVsSB3VecEnv(num_envs, rules=rules, **kwargs)
     return ConcentrationSB3VecEnv(num_envs, rules=rules, **kwargs)
