@@ -314,6 +314,10 @@ def selected(factories: dict[str, Callable[[], Runner]], only: list[str] | None)
     """The workloads whose name contains one of ``only`` (all when None), and the peers."""
     if not only:
         return factories
+    ours = [name for name in factories if name not in PEERS]
+    unmatched = [text for text in only if not any(text in name for name in ours)]
+    if unmatched:
+        raise SystemExit(f"--only {unmatched[0]!r} matches no workload; allowed: parts of {', '.join(ours)}")
     return {name: factory for name, factory in factories.items()
             if name in PEERS or any(text in name for text in only)}
 
