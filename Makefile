@@ -13,4 +13,4 @@ main: setup
 
 test: setup setup-rllib
 	.venv/bin/python -m pytest
-	.venv-rllib/bin/python -m pytest tests/test_rllib.py
+	.venv-rllib/bin/python -m pytest tests/integrations/test_rllib.py

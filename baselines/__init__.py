@@ -2,10 +2,10 @@
 
 from baselines.policies import (
     POLICIES,
+    BaselinePolicy,
     ForgetfulPolicy,
     GreedyMemoryPolicy,
     OptimalPolicy,
-    Policy,
     RandomPolicy,
     SafeFirstPolicy,
     make_policy,
@@ -13,10 +13,10 @@ from baselines.policies import (
 
 __all__ = [
     "POLICIES",
+    "BaselinePolicy",
     "ForgetfulPolicy",
     "GreedyMemoryPolicy",
     "OptimalPolicy",
-    "Policy",
     "RandomPolicy",
     "SafeFirstPolicy",
     "make_policy",

@@ -2,7 +2,7 @@
 
 Games are dealt exactly as the envs deal them (game ``g`` is ``core.deal`` with
 ``np.random.default_rng(seed + g)``, which is what ``env.reset(seed=seed + g)`` does), and
-stepped together with :func:`concentration_env.core.step`; every seat's policy watches every
+stepped together with :func:`concentration_env.game.core.step`; every seat's policy watches every
 flip (perfect-memory observations, as in ``observation_mode="memory"``) and acts through
 ``act_batch``. Results come with 95% confidence intervals and, where the dynamic programme
 of :mod:`baselines.optimal` covers the game and the policy, the exact expectation.
@@ -11,15 +11,15 @@ of :mod:`baselines.optimal` covers the game and the policy, the exact expectatio
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
-from typing import Sequence
 
 import numpy as np
 
 from baselines import optimal
-from baselines.policies import Policy, make_policy
-from concentration_env import core
-from concentration_env.rules import Rules
+from baselines.policies import BaselinePolicy, make_policy
+from concentration_env.game import core
+from concentration_env.game.rules import Rules
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 COMPACT_BELOW = 2  # drop finished games from the batch once fewer than 1 / this of it runs
@@ -67,11 +67,15 @@ class Results:
             "policies": list(self.policies),
             "games": len(self.turns),
             "seed": self.seed,
-            "summary": {key: asdict(value) if isinstance(value, Estimate) else value for key, value in self.summary.items()},
+            "summary": {
+                key: asdict(value) if isinstance(value, Estimate) else value for key, value in self.summary.items()
+            },
         }
 
 
-def play(rules: Rules, policies: Sequence[Policy], games: int, seed: int = 0, max_turns: int | None = None) -> Results:
+def play(
+    rules: Rules, policies: Sequence[BaselinePolicy], games: int, seed: int = 0, max_turns: int | None = None
+) -> Results:
     """Play ``games`` games of ``rules``, seat ``p`` played by ``policies[p]``, seeds
     ``seed .. seed + games - 1``; returns per-game results (no summary)."""
     if games < 1:
@@ -82,8 +86,13 @@ def play(rules: Rules, policies: Sequence[Policy], games: int, seed: int = 0, ma
     return play_deals(rules, policies, faces, seeds, max_turns)
 
 
-def play_deals(rules: Rules, policies: Sequence[Policy], faces: np.ndarray, seeds: Sequence[int],
-               max_turns: int | None = None) -> Results:
+def play_deals(
+    rules: Rules,
+    policies: Sequence[BaselinePolicy],
+    faces: np.ndarray,
+    seeds: Sequence[int],
+    max_turns: int | None = None,
+) -> Results:
     """Play the given deals ``faces`` (G, n) to the end, game ``g`` with policy seeds from ``seeds[g]``."""
     game = core.compile_rules(rules)
     if len(policies) != rules.num_players:
@@ -110,7 +119,9 @@ def play_deals(rules: Rules, policies: Sequence[Policy], faces: np.ndarray, seed
             # Most games are over: step only the running ones (long games set the pace).
             final.assign(state, rows)
             state = core.State(**{f.name: getattr(state, f.name)[running] for f in fields(state)})
-            rows, actions, passes, seen_at_turn_start = (a[running] for a in (rows, actions, passes, seen_at_turn_start))
+            rows, actions, passes, seen_at_turn_start = (
+                a[running] for a in (rows, actions, passes, seen_at_turn_start)
+            )
             for policy in policies:
                 policy.keep(running)
         observation = core.observe(game, state, memory=True)
@@ -125,8 +136,16 @@ def play_deals(rules: Rules, policies: Sequence[Policy], faces: np.ndarray, seed
         seen_at_turn_start = np.where(ended_turn, seen, seen_at_turn_start)
     final.assign(state, rows)
     stalled = ~core.cleared(final) & ~_chips_lost(rules, final)
-    return Results(rules, tuple(p.name for p in policies), int(seeds[0]), final.turns.copy(), final.mismatches.copy(),
-                   final.scores.copy(), core.cleared(final), stalled)
+    return Results(
+        rules,
+        tuple(p.name for p in policies),
+        int(seeds[0]),
+        final.turns.copy(),
+        final.mismatches.copy(),
+        final.scores.copy(),
+        core.cleared(final),
+        stalled,
+    )
 
 
 def _chips_lost(rules: Rules, state: core.State) -> np.ndarray:

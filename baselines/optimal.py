@@ -6,7 +6,7 @@ how many of those are known. The positions of the cards and the names of the cla
 matter, so a position is a multiset of class states, and the expected outcome of every
 strategy is a function of that multiset.
 
-Classes come from the compiled match table (:func:`concentration_env.core.compile_rules`), so
+Classes come from the compiled match table (:func:`concentration_env.game.core.compile_rules`), so
 there is no second copy of the matching rules here:
 
 - a *clique* of ``size`` cards, any two of which pair: one-partner decks (``rank_colour`` with
@@ -49,12 +49,12 @@ import math
 import sys
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
-from concentration_env.core import compile_rules
-from concentration_env.rules import Rules
+from concentration_env.game.core import compile_rules
+from concentration_env.game.rules import Rules
 
 STRATEGIES = ("optimal", "greedy", "safe_first")
 UNKNOWN = "unknown"  # flip a face-down card nobody has seen
@@ -111,7 +111,7 @@ class Structure:
         return np.where(checkerboard, backs, self.face_side[faces])
 
 
-@lru_cache(maxsize=None)
+@cache
 def class_structure(rules: Rules) -> Structure:
     """Split the deck of ``rules`` into classes using the compiled match table."""
     game = compile_rules(rules)
@@ -139,8 +139,10 @@ def class_structure(rules: Rules) -> Structure:
         kind = _classify(members, match, copies, face_side, int(game.pair_value[members[0]]), rules)
         if game.checkerboard:
             if kind.zebra or kind.size != 2:
-                raise ValueError(f"rules {rules}: with checkerboard backs the DP needs twins only "
-                                 "(identical matching without jokers)")
+                raise ValueError(
+                    f"rules {rules}: with checkerboard backs the DP needs twins only "
+                    "(identical matching without jokers)"
+                )
             kind = ClassKind(zebra=False, size=2, value=kind.value, backs=True)
         if kind not in kinds:
             kinds.append(kind)
@@ -169,8 +171,10 @@ def _classify(members, match, copies, face_side, value, rules) -> ClassKind:
     )
     side_sizes = [sum(int(copies[f]) for f in members if sides.get(f) == s) for s in (0, 1)]
     if not bipartite or side_sizes[0] != side_sizes[1]:
-        raise ValueError(f"rules {rules}: a class of faces {members} is neither all-pairing nor two-coloured; "
-                         "the DP supports cliques and zebra classes only")
+        raise ValueError(
+            f"rules {rules}: a class of faces {members} is neither all-pairing nor two-coloured; "
+            "the DP supports cliques and zebra classes only"
+        )
     for f in members:
         face_side[f] = sides[f]
     return ClassKind(zebra=True, size=size, value=value)
@@ -205,12 +209,16 @@ class Solver:
         self.extra_turn = rules.turn_policy == "extra_turn"
         self._build_types()
         if strategy != "optimal" and len(self.pools) > 1:
-            raise ValueError(f"strategy={strategy!r} with checkerboard backs: its value depends on which back "
-                             "it turns first, which the fixed strategies leave open; allowed: 'optimal'")
+            raise ValueError(
+                f"strategy={strategy!r} with checkerboard backs: its value depends on which back "
+                "it turns first, which the fixed strategies leave open; allowed: 'optimal'"
+            )
         bound = self.state_bound()
         if bound > MAX_STATES:
-            raise ValueError(f"rules {rules}: up to {bound:,} abstract states, too many for the exact DP "
-                             f"(allowed: up to {MAX_STATES:,}; two packs with rank or zebra matching exceed it)")
+            raise ValueError(
+                f"rules {rules}: up to {bound:,} abstract states, too many for the exact DP "
+                f"(allowed: up to {MAX_STATES:,}; two packs with rank or zebra matching exceed it)"
+            )
         self._values: dict[tuple, object] = {}
         self._choices: dict[tuple, object] = {}
         sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
@@ -222,7 +230,9 @@ class Solver:
         types = []
         for k, kind in enumerate(kinds):
             if kind.zebra:
-                types += [(k, m, a, b) for m in range(1, kind.size // 2 + 1) for a in range(m + 1) for b in range(a + 1)]
+                types += [
+                    (k, m, a, b) for m in range(1, kind.size // 2 + 1) for a in range(m + 1) for b in range(a + 1)
+                ]
             elif kind.backs:  # a, b: is the twin under back 0, back 1 known
                 types += [(k, 2, a, b) for a in (0, 1) for b in (0, 1)]
             else:
@@ -246,14 +256,20 @@ class Solver:
             self.has_pair.append(a >= 1 and b >= 1 if two_sided else a >= 2)
             # A known card with no known partner: as a first flip it reveals nothing new.
             self.partnerless.append(a + b == 1 if backs else (a >= 1 and b == 0 if zebra else a == 1))
-            take.append(at(k, m - 1, a - 1, b - 1) if zebra else at(k, m - 2, a - 1, b - 1) if backs else at(k, m - 2, a - 2))
+            take.append(
+                at(k, m - 1, a - 1, b - 1) if zebra else at(k, m - 2, a - 1, b - 1) if backs else at(k, m - 2, a - 2)
+            )
             # (weight, partner known?, state after capturing with the partner, state if kept,
             # pool): a pool is the set of face-down cards one can choose to turn, by back.
             if zebra:
-                draws = [(m - a, b >= 1, at(k, m - 1, a, b - 1) if b else None, at(k, m, a + 1, b), 0),
-                         (m - b, a >= 1, at(k, m - 1, a - 1, b) if a else None, at(k, m, a, b + 1), 0)]
+                draws = [
+                    (m - a, b >= 1, at(k, m - 1, a, b - 1) if b else None, at(k, m, a + 1, b), 0),
+                    (m - b, a >= 1, at(k, m - 1, a - 1, b) if a else None, at(k, m, a, b + 1), 0),
+                ]
                 # The face-up first card is on side a (nothing known on side b, or it would pair).
-                firsts = [(m, FIRST, at(k, m - 1, a - 1, 0), 0), (m - a, NEW, at(k, m, a + 1, 0), 0)] if a and not b else []
+                firsts = (
+                    [(m, FIRST, at(k, m - 1, a - 1, 0), 0), (m - a, NEW, at(k, m, a + 1, 0), 0)] if a and not b else []
+                )
             elif backs:  # the twin under back 0 is unknown if a == 0; under back 1 if b == 0
                 draws = [(1 - a, b == 1, None, at(k, 2, 1, b), 0), (1 - b, a == 1, None, at(k, 2, a, 1), 1)]
                 firsts = [(1, FIRST, None, 1 if a else 0)] if a + b == 1 else []
@@ -332,7 +348,13 @@ class Solver:
             if plain > 0:
                 for weight, paired, captured, kept, where in self._plain[t]:
                     if where == pool:
-                        yield self._ratio(weight * plain, total), t, (PAIR if paired else NEW), (captured if paired else kept), kept
+                        yield (
+                            self._ratio(weight * plain, total),
+                            t,
+                            (PAIR if paired else NEW),
+                            (captured if paired else kept),
+                            kept,
+                        )
             if t == first:
                 for weight, outcome, target, where in self._first[t]:
                     if where == pool:
@@ -423,7 +445,7 @@ class Solver:
         options = pairs
         for pool in self._pools_with_cards(counts):
             value = self._zero()
-            for p, t, outcome, target, kept in self._draws(counts, pool=pool):
+            for p, t, outcome, target, _kept in self._draws(counts, pool=pool):
                 if outcome == PAIR:  # the card pairs with a known one: take them
                     value += p * self._after_capture(self.value[t], self._move(counts, t, target))
                 else:
@@ -462,11 +484,13 @@ def check_solvable(rules: Rules, players: int) -> None:
     if players not in (1, 2):
         raise ValueError(f"num_players={players}: exact play is solved for 1 or 2 players only")
     if players == 2 and not class_structure(rules).one_partner:
-        raise ValueError(f"two-player DP needs every card to have exactly one partner (Zwick and Paterson's game); "
-                         f"matching={rules.matching!r} with packs={rules.packs} gives larger classes")
+        raise ValueError(
+            f"two-player DP needs every card to have exactly one partner (Zwick and Paterson's game); "
+            f"matching={rules.matching!r} with packs={rules.packs} gives larger classes"
+        )
 
 
-@lru_cache(maxsize=None)
+@cache
 def solver(rules: Rules, strategy: str = "optimal", exact: bool = False) -> Solver:
     """The cached solver for a rule set (one per rules, strategy and number type)."""
     return Solver(rules, rules.num_players, strategy, exact)

@@ -25,19 +25,19 @@ unknown card, since the order is independent of the deal).
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from baselines import optimal
-from concentration_env.core import compile_rules
-from concentration_env.rules import Rules
+from concentration_env.game.core import compile_rules
+from concentration_env.game.rules import Rules
 
 UNSEEN = -1  # memory entry of a position whose face the player does not know
 NOWHERE = np.inf  # order key of a position that is not a candidate
 
 
-class Policy:
+class BaselinePolicy:
     """Base class: memory of faces seen, a per-game random order of positions, batching."""
 
     name = "policy"
@@ -191,7 +191,7 @@ class Policy:
         return np.where(has_partner, partner, np.where(miss, other_known, np.where(has_unknown, unknown, anything)))
 
 
-class RandomPolicy(Policy):
+class RandomPolicy(BaselinePolicy):
     """Flips a uniformly random legal card (no memory at all)."""
 
     name = "random"
@@ -209,7 +209,7 @@ class RandomPolicy(Policy):
         return (np.cumsum(legal, axis=1) > nth[:, None]).argmax(axis=1)
 
 
-class GreedyMemoryPolicy(Policy):
+class GreedyMemoryPolicy(BaselinePolicy):
     """The classic perfect-memory player: take a known pair if there is one; else flip an
     unknown card, then its known partner if there is one, else another unknown card.
 
@@ -274,9 +274,9 @@ class ForgetfulPolicy(GreedyMemoryPolicy):
     """
 
     name = "forgetful"
-    per_game = Policy.per_game + ("seen_at",)
-    batch_wide = Policy.batch_wide + ("clock",)
-    _act_duel = Policy._act_duel  # its forgetting is defined on the shared table only
+    per_game = BaselinePolicy.per_game + ("seen_at",)
+    batch_wide = BaselinePolicy.batch_wide + ("clock",)
+    _act_duel = BaselinePolicy._act_duel  # its forgetting is defined on the shared table only
 
     def __init__(self, rules: Rules, capacity: int | None = 8, forget: float = 0.1):
         if capacity is not None and (not isinstance(capacity, int) or capacity < 0):
@@ -311,7 +311,7 @@ class ForgetfulPolicy(GreedyMemoryPolicy):
             self.memory[held & (rank >= self.capacity)] = UNSEEN
 
 
-class OptimalPolicy(Policy):
+class OptimalPolicy(BaselinePolicy):
     """Exact optimal play from the dynamic programme of :mod:`baselines.optimal`.
 
     Solitaire: fewest expected moves, for every matching rule and for checkerboard backs
@@ -323,7 +323,7 @@ class OptimalPolicy(Policy):
     """
 
     name = "optimal"
-    per_game = Policy.per_game + ("first_known", "stalling")
+    per_game = BaselinePolicy.per_game + ("first_known", "stalling")
     STALL, ANY_UNKNOWN, KNOWN_MISS = -1, -2, -1  # codes besides class states and pools
 
     def __init__(self, rules: Rules):
@@ -410,7 +410,11 @@ class OptimalPolicy(Policy):
             code[opening] = self._decide(counts[opening], self._opening_code)
         self.stalling = np.where(opening, code == self.STALL, self.stalling)
         face_down = unknown & (view["backs"] == (-10 - code)[:, None])
-        target = np.where((code <= -10)[:, None], face_down, legal_known & ((code == self.STALL)[:, None] | (card_state == code[:, None])))
+        target = np.where(
+            (code <= -10)[:, None],
+            face_down,
+            legal_known & ((code == self.STALL)[:, None] | (card_state == code[:, None])),
+        )
         first, found = self._pick(target)
         first = np.where(found, first, anything)
 
@@ -439,7 +443,7 @@ POLICIES = {
 }
 
 
-def make_policy(name: str, rules: Rules, **kwargs) -> Policy:
+def make_policy(name: str, rules: Rules, **kwargs) -> BaselinePolicy:
     """A policy by name (``"random"``, ``"greedy"``, ``"safe_first"``, ``"optimal"``,
     ``"forgetful"``), built for ``rules`` with extra keyword arguments (e.g. ``capacity``)."""
     if name not in POLICIES:

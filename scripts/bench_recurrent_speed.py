@@ -43,7 +43,7 @@ def sb3_contrib_speed(config, steps: int) -> float:
 
 def our_speed(config, steps: int) -> float:
     """Env steps/s of concentration_env's recurrent PPO with the shipped config."""
-    from concentration_env.core import compile_rules
+    from concentration_env.game.core import compile_rules
     from concentration_env.training.envs import make_vec_env
     from concentration_env.training.recurrent import RecurrentPPO, RecurrentPPOSettings
 
@@ -71,7 +71,9 @@ def main() -> None:
         ours.append(our_speed(config, args.steps))
         print(f"round {round_ + 1}: sb3-contrib RecurrentPPO {theirs[-1]:.1f} steps/s, ours {ours[-1]:.1f} steps/s")
     ratio = np.median(ours) / np.median(theirs)
-    print(f"median: sb3-contrib {np.median(theirs):.1f} steps/s, ours {np.median(ours):.1f} steps/s, ratio {ratio:.1f}x")
+    print(
+        f"median: sb3-contrib {np.median(theirs):.1f} steps/s, ours {np.median(ours):.1f} steps/s, ratio {ratio:.1f}x"
+    )
 
 
 if __name__ == "__main__":

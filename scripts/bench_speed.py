@@ -34,8 +34,8 @@ import sys
 import time
 import tracemalloc
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -45,7 +45,8 @@ sys.path.insert(0, str(ROOT))
 import gymnasium as gym  # noqa: E402
 
 import concentration_env  # noqa: E402,F401
-from concentration_env import Rules, core  # noqa: E402
+from concentration_env import Rules  # noqa: E402
+from concentration_env.game import core  # noqa: E402
 
 clock = time.perf_counter
 VECTOR_SIZES = (1, 64, 1024, 4096)
@@ -140,8 +141,9 @@ def popgym_legal(env: gym.Env, info: dict) -> np.ndarray:
 
 def popgym_runner(through_make: bool) -> Runner:
     """POPGym's ConcentrationHard: the class itself, or through ``gym.make`` like ours."""
-    concentration = optional(lambda: __import__("popgym.envs.concentration", fromlist=["x"]),
-                             "popgym not installed; pip install -e .[bench]")
+    concentration = optional(
+        lambda: __import__("popgym.envs.concentration", fromlist=["x"]), "popgym not installed; pip install -e .[bench]"
+    )
     env = gym.make(POPGYM_ID) if through_make else concentration.ConcentrationHard()
     return gym_runner(env, popgym_legal)
 
@@ -172,7 +174,9 @@ def vector_runner(num_envs: int, timer: Callable[[], float] = clock, **kwargs) -
 
 
 def sb3_runner(num_envs: int) -> Runner:
-    sb3 = optional(lambda: __import__("concentration_env.sb3", fromlist=["x"]), "stable-baselines3 not installed")
+    sb3 = optional(
+        lambda: __import__("concentration_env.integrations.sb3", fromlist=["x"]), "stable-baselines3 not installed"
+    )
     make_sb3_vec_env = sb3.make_sb3_vec_env
     venv = make_sb3_vec_env(num_envs)
     venv.seed(0)
@@ -254,16 +258,20 @@ def aec_runner(make_env: Callable) -> Runner:
 
 
 def ours_aec_runner() -> Runner:
-    aec = optional(lambda: __import__("concentration_env.concentration_v0", fromlist=["x"]),
-                   "the PettingZoo AEC env is not in this checkout yet")
+    aec = optional(
+        lambda: __import__("concentration_env.concentration_v0", fromlist=["x"]),
+        "the PettingZoo AEC env is not in this checkout yet",
+    )
     return aec_runner(lambda: aec.env(num_players=2))
 
 
 def connect_four_runner() -> Runner:
     with warnings.catch_warnings():  # PettingZoo warns about its module-level creation API
         warnings.simplefilter("ignore", DeprecationWarning)
-        connect_four = optional(lambda: __import__("pettingzoo.classic.connect_four_v3", fromlist=["x"]),
-                                "pettingzoo classic not importable")
+        connect_four = optional(
+            lambda: __import__("pettingzoo.classic.connect_four_v3", fromlist=["x"]),
+            "pettingzoo classic not importable",
+        )
     return aec_runner(connect_four.env)
 
 
@@ -318,8 +326,7 @@ def selected(factories: dict[str, Callable[[], Runner]], only: list[str] | None)
     unmatched = [text for text in only if not any(text in name for name in ours)]
     if unmatched:
         raise SystemExit(f"--only {unmatched[0]!r} matches no workload; allowed: parts of {', '.join(ours)}")
-    return {name: factory for name, factory in factories.items()
-            if name in PEERS or any(text in name for text in only)}
+    return {name: factory for name, factory in factories.items() if name in PEERS or any(text in name for text in only)}
 
 
 def medians(samples: dict[str, list[float]]) -> dict[str, float]:
@@ -338,8 +345,16 @@ def ratios(samples: dict[str, list[float]]) -> list[dict]:
         for peer in peers:
             if peer in samples:
                 per_round = [ours / theirs for ours, theirs in zip(values, samples[peer])]
-                out.append({"ours": name, "peer": peer, "ratio": statistics.median(per_round),
-                            "min": min(per_round), "max": max(per_round), "target": TARGETS.get(name)})
+                out.append(
+                    {
+                        "ours": name,
+                        "peer": peer,
+                        "ratio": statistics.median(per_round),
+                        "min": min(per_round),
+                        "max": max(per_round),
+                        "target": TARGETS.get(name),
+                    }
+                )
     return out
 
 
@@ -352,11 +367,13 @@ def deck_scaling(rounds: int, seconds: float) -> list[dict]:
     rates = medians(measure(factories, rounds, seconds)[0])
     rows = []
     for cards in DECK_SIZES:
-        rows.append({
-            "cards": cards,
-            "single_ns_per_flip": 1e9 / rates[f"single {cards}"],
-            "vector_ns_per_flip": 1e9 / rates[f"vector {cards}"],
-        })
+        rows.append(
+            {
+                "cards": cards,
+                "single_ns_per_flip": 1e9 / rates[f"single {cards}"],
+                "vector_ns_per_flip": 1e9 / rates[f"vector {cards}"],
+            }
+        )
     return rows
 
 
@@ -391,22 +408,34 @@ def train_throughput(config_path: Path, threads: int) -> dict:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
-    from concentration_env.sb3 import make_sb3_vec_env
+    from concentration_env.integrations.sb3 import make_sb3_vec_env
 
     torch.set_num_threads(threads)
     config = yaml.safe_load(config_path.read_text())
-    venv = VecMonitor(make_sb3_vec_env(config["num_envs"], rules=config["rules"],
-                                       observation_mode=config["observation_mode"]))
+    venv = VecMonitor(
+        make_sb3_vec_env(config["num_envs"], rules=config["rules"], observation_mode=config["observation_mode"])
+    )
     venv.seed(config["seed"])
-    model = MaskablePPO("MultiInputPolicy", venv, policy_kwargs=config["policy_kwargs"], seed=config["seed"],
-                        device="cpu", **config["hyperparameters"])
+    model = MaskablePPO(
+        "MultiInputPolicy",
+        venv,
+        policy_kwargs=config["policy_kwargs"],
+        seed=config["seed"],
+        device="cpu",
+        **config["hyperparameters"],
+    )
     wall, cpu = timed_learn(model, config["total_timesteps"])
     reference_env = DummyVecEnv([lambda: gym.make("Concentration-v0", rules=config["rules"])])
     reference = MaskablePPO("MultiInputPolicy", reference_env, seed=config["seed"], device="cpu")
     reference_wall, reference_cpu = timed_learn(reference, REFERENCE_TRAIN_STEPS)
-    return {"config": str(config_path.relative_to(ROOT)), "torch_threads": threads,
-            "steps_per_s": wall, "steps_per_cpu_s": cpu,
-            "default_one_env_steps_per_s": reference_wall, "default_one_env_steps_per_cpu_s": reference_cpu}
+    return {
+        "config": str(config_path.relative_to(ROOT)),
+        "torch_threads": threads,
+        "steps_per_s": wall,
+        "steps_per_cpu_s": cpu,
+        "default_one_env_steps_per_s": reference_wall,
+        "default_one_env_steps_per_cpu_s": reference_cpu,
+    }
 
 
 # -- report ------------------------------------------------------------------------------------------
@@ -431,13 +460,17 @@ def scaling_and_memory(rounds: int, seconds: float) -> dict:
     scaling = deck_scaling(max(3, rounds // 2), seconds)
     base = next(row for row in scaling if row["cards"] == 52)
     for row in scaling:
-        print(f"  {row['cards']:4d} cards: single env {row['single_ns_per_flip']:9,.0f} ns "
-              f"({row['single_ns_per_flip'] / base['single_ns_per_flip']:.2f}x of 52)   "
-              f"vector x{SCALING_VECTOR_ENVS} {row['vector_ns_per_flip']:7,.1f} ns "
-              f"({row['vector_ns_per_flip'] / base['vector_ns_per_flip']:.2f}x of 52)")
+        print(
+            f"  {row['cards']:4d} cards: single env {row['single_ns_per_flip']:9,.0f} ns "
+            f"({row['single_ns_per_flip'] / base['single_ns_per_flip']:.2f}x of 52)   "
+            f"vector x{SCALING_VECTOR_ENVS} {row['vector_ns_per_flip']:7,.1f} ns "
+            f"({row['vector_ns_per_flip'] / base['vector_ns_per_flip']:.2f}x of 52)"
+        )
     memory = vector_peak_memory()
-    print(f"\npeak memory of a {memory['num_envs']}-game vector env over {MEMORY_STEPS} steps: "
-          f"{memory['peak_mib']:.1f} MiB traced (game state {memory['state_mib']:.2f} MiB)")
+    print(
+        f"\npeak memory of a {memory['num_envs']}-game vector env over {MEMORY_STEPS} steps: "
+        f"{memory['peak_mib']:.1f} MiB traced (game state {memory['state_mib']:.2f} MiB)"
+    )
     return {"deck_scaling": scaling, "memory": memory}
 
 
@@ -446,9 +479,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (median reported)")
     parser.add_argument("--seconds", type=float, default=0.4, help="time per workload per round")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
-    parser.add_argument("--only", action="append", metavar="TEXT",
-                        help="measure only the workloads whose name contains TEXT (repeatable), with their "
-                             "peers; skips the deck scaling and memory figures")
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="TEXT",
+        help="measure only the workloads whose name contains TEXT (repeatable), with their "
+        "peers; skips the deck scaling and memory figures",
+    )
     parser.add_argument("--train", action="store_true", help="measure MaskablePPO training throughput instead")
     parser.add_argument("--config", type=Path, default=TRAIN_CONFIG, help="training config for --train")
     parser.add_argument("--threads", type=int, default=1, help="torch threads for --train")
@@ -457,17 +494,25 @@ def main(argv: list[str] | None = None) -> None:
     if args.train:
         result = {"train": train_throughput(args.config.resolve(), args.threads)}
         train = result["train"]
-        print(f"MaskablePPO on the SB3 adapter ({train['config']}, {args.threads} torch thread(s)): "
-              f"{train['steps_per_s']:,.0f} env-steps/s of wall time, {train['steps_per_cpu_s']:,.0f} per CPU second\n"
-              f"MaskablePPO defaults on one gym.make env: {train['default_one_env_steps_per_s']:,.0f} per wall second, "
-              f"{train['default_one_env_steps_per_cpu_s']:,.0f} per CPU second")
+        print(
+            f"MaskablePPO on the SB3 adapter ({train['config']}, {args.threads} torch thread(s)): "
+            f"{train['steps_per_s']:,.0f} env-steps/s of wall time, {train['steps_per_cpu_s']:,.0f} per CPU second\n"
+            f"MaskablePPO defaults on one gym.make env: {train['default_one_env_steps_per_s']:,.0f} per wall second, "
+            f"{train['default_one_env_steps_per_cpu_s']:,.0f} per CPU second"
+        )
     else:
         print(f"measuring {args.rounds} interleaved rounds of {args.seconds}s per workload ...", flush=True)
         samples, skipped = measure(selected(workloads(), args.only), args.rounds, args.seconds)
         rates, relative = medians(samples), ratios(samples)
         print_table(rates, relative)
-        result = {"flips_per_s": rates, "flips_per_s_rounds": samples, "ratios": relative, "skipped": skipped,
-                  "rounds": args.rounds, "seconds": args.seconds}
+        result = {
+            "flips_per_s": rates,
+            "flips_per_s_rounds": samples,
+            "ratios": relative,
+            "skipped": skipped,
+            "rounds": args.rounds,
+            "seconds": args.seconds,
+        }
         if not args.only:
             result |= scaling_and_memory(args.rounds, args.seconds)
     if args.json:

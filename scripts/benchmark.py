@@ -5,7 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from concentration_env.training.cli import benchmark_main  # noqa: E402
+from concentration_env.training.cli import benchmark_main
 
 if __name__ == "__main__":
     sys.exit(benchmark_main())

@@ -23,9 +23,9 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from baselines.evaluate import evaluate, table  # noqa: E402
-from baselines.policies import POLICIES  # noqa: E402
-from concentration_env.rules import resolve_rules  # noqa: E402
+from baselines.evaluate import evaluate, table
+from baselines.policies import POLICIES
+from concentration_env.game.rules import resolve_rules
 
 
 def parse_fields(pairs: list[str]) -> dict:

@@ -23,8 +23,15 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=300, help="games per benchmark row")
     args = parser.parse_args()
     print(f"1/2 training {TRAIN_CONFIG.name} for {args.timesteps} steps (the committed model had the full run)")
-    config = load_config(TRAIN_CONFIG, [f"total_timesteps={args.timesteps}", f"eval_freq={args.timesteps // 2}",
-                                        "eval_episodes=20", f"checkpoint_freq={args.timesteps}"])
+    config = load_config(
+        TRAIN_CONFIG,
+        [
+            f"total_timesteps={args.timesteps}",
+            f"eval_freq={args.timesteps // 2}",
+            "eval_episodes=20",
+            f"checkpoint_freq={args.timesteps}",
+        ],
+    )
     run_dir = train(config, "main-solitaire")
     print(f"   run folder: {run_dir}")
     print(f"2/2 benchmarking ({args.games} games per row)")

@@ -2,7 +2,7 @@
 
 import sys
 
-from concentration_env.play import main
+from concentration_env.play.terminal import main
 
 if __name__ == "__main__":
     sys.exit(main())

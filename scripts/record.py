@@ -12,11 +12,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from concentration_env.match import DEFAULT_GIF_FPS, record_gif
-from concentration_env.policy import resolve_policy
-from concentration_env.play import build_rules
-from concentration_env.render import TABLE_SHAPES
-from concentration_env.rules import preset_names
+from concentration_env.envs.opponents import resolve_policy
+from concentration_env.game.rules import preset_names
+from concentration_env.play.seated import DEFAULT_GIF_FPS, record_gif
+from concentration_env.play.terminal import build_rules
+from concentration_env.render.frame import TABLE_SHAPES
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from concentration_env.match import Match
-from concentration_env.policy import resolve_policy
-from concentration_env.rules import Rules
+from concentration_env.envs.opponents import resolve_policy
+from concentration_env.game.rules import Rules
+from concentration_env.play.seated import SeatedGame
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,7 +25,7 @@ def seeded_frame(preset: str, policies: list[str], seed: int, flips: int, table_
     bots = [resolve_policy(name, rules) for name in policies]
     for seat, bot in enumerate(bots):
         bot.reset(seed=seed + seat)
-    match = Match(rules, "rgb_array", table_shape=table_shape, seed=seed)
+    match = SeatedGame(rules, "rgb_array", table_shape=table_shape, seed=seed)
     done = 0
     while not match.over:
         flip = match.flip(int(bots[match.to_move].act(*match.observe())))

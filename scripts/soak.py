@@ -22,8 +22,8 @@ import numpy as np
 
 import concentration_env  # noqa: F401  (registers the ids)
 from concentration_env import concentration_v0, duel_v0
-from concentration_env.registration import preset_env_id
-from concentration_env.rules import preset_names
+from concentration_env.envs.registration import preset_env_id
+from concentration_env.game.rules import preset_names
 
 ILLEGAL_SHARE = 0.1  # share of flips drawn from every position, legal or not
 PAGE = resource.getpagesize()
@@ -75,7 +75,7 @@ def soak_aec(make_env, flips: int, rng: np.random.Generator) -> int:
     env.reset(seed=int(rng.integers(2**31)))
     done = 0
     while done < flips:
-        for agent in env.agent_iter():
+        for _agent in env.agent_iter():
             obs, reward, termination, truncation, info = env.last()
             if termination or truncation:
                 env.step(None)
@@ -109,11 +109,14 @@ def run_round(args: argparse.Namespace, rng: np.random.Generator) -> list[Phase]
         jobs.append((f"single {preset}", lambda i=env_id: soak_single(i, args.single_flips, rng)))
         jobs.append((f"vector {preset}", lambda i=env_id: soak_vector(i, args.vector_steps, rng, args.num_envs)))
         for players in (2, 3):
-            jobs.append((
-                f"aec{players} {preset}",
-                lambda p=preset, k=players: soak_aec(lambda: concentration_v0.env(rules=p, num_players=k),
-                                                     args.aec_flips, rng),
-            ))
+            jobs.append(
+                (
+                    f"aec{players} {preset}",
+                    lambda p=preset, k=players: soak_aec(
+                        lambda: concentration_v0.env(rules=p, num_players=k), args.aec_flips, rng
+                    ),
+                )
+            )
     jobs.append(("duel", lambda: soak_aec(duel_v0.env, args.aec_flips, rng)))
     phases = []
     for name, job in jobs:
@@ -154,17 +157,29 @@ def main() -> None:
     print()
     for kind in ("single", "vector", "aec", "duel"):
         flips, rate = summarise(kind, everything)
-        print(f"{kind:>7}: {flips:>11,} flips, {rate:>12,.0f} flips/s "
-              f"(first round {summarise(kind, rounds[0])[1]:,.0f}, last round {summarise(kind, rounds[-1])[1]:,.0f})")
+        print(
+            f"{kind:>7}: {flips:>11,} flips, {rate:>12,.0f} flips/s "
+            f"(first round {summarise(kind, rounds[0])[1]:,.0f}, last round {summarise(kind, rounds[-1])[1]:,.0f})"
+        )
     total = sum(p.flips for p in everything)
     growth = memory[-1] - memory[0]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"\ntotal: {total:,} flips; resident memory after round 1 {memory[0]:.1f} MiB, "
-          f"after round {args.rounds} {memory[-1]:.1f} MiB (growth {growth:+.1f} MiB); peak {peak:.1f} MiB")
+    print(
+        f"\ntotal: {total:,} flips; resident memory after round 1 {memory[0]:.1f} MiB, "
+        f"after round {args.rounds} {memory[-1]:.1f} MiB (growth {growth:+.1f} MiB); peak {peak:.1f} MiB"
+    )
     if args.json:
         with open(args.json, "w") as out:
-            json.dump({"rounds": [[asdict(p) for p in phases] for phases in rounds],
-                       "memory_after_round_mib": memory, "peak_mib": peak, "total_flips": total}, out, indent=1)
+            json.dump(
+                {
+                    "rounds": [[asdict(p) for p in phases] for phases in rounds],
+                    "memory_after_round_mib": memory,
+                    "peak_mib": peak,
+                    "total_flips": total,
+                },
+                out,
+                indent=1,
+            )
     if growth > MEMORY_GROWTH_LIMIT_MIB:
         raise SystemExit(f"memory grew by {growth:.1f} MiB between the first and the last round")
 

@@ -13,7 +13,13 @@ from __future__ import annotations
 import argparse
 import time
 
-from concentration_env.rllib import RLlibConfig, build_algorithm, episode_stats, require_ray, save_checkpoint
+from concentration_env.integrations.rllib import (
+    RLlibConfig,
+    build_algorithm,
+    episode_stats,
+    require_ray,
+    save_checkpoint,
+)
 
 
 def main() -> None:
@@ -34,7 +40,9 @@ def main() -> None:
         for iteration in range(1, config.iterations + 1):
             stats = episode_stats(algorithm.train())
             shown = "  ".join(f"{key}={value:.3g}" for key, value in stats.items())
-            print(f"iteration {iteration}/{config.iterations} ({time.perf_counter() - start:.0f}s): {shown}", flush=True)
+            print(
+                f"iteration {iteration}/{config.iterations} ({time.perf_counter() - start:.0f}s): {shown}", flush=True
+            )
         path = save_checkpoint(algorithm, config, args.checkpoint_dir)
         print(f"checkpoint: {path}")
         algorithm.stop()

@@ -15,7 +15,7 @@ from typing import Any
 
 # Lazy exports (loading a config must not pay for torch): name -> module defining it.
 EXPORTS = {
-    "ModelPolicy": "concentration_env.training.policy",
+    "ModelPolicy": "concentration_env.training.model_policy",
     "load_config": "concentration_env.training.config",
     "train": "concentration_env.training.run",
 }

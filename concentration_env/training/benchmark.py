@@ -27,11 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from concentration_env.rules import load_yaml_mapping
+from concentration_env.game.rules import load_yaml_mapping
 from concentration_env.training.config import _count, rules_from_config
 from concentration_env.training.evaluation import duel_stats, solitaire_stats
 
@@ -84,7 +85,9 @@ def load_benchmark_config(path: str | Path, overrides: Mapping[str, Any] | None 
             except ValueError as error:
                 _fail(source, f"{where}.rules", str(error))
             if (rules.num_players == 1) != (section == "solitaire"):
-                _fail(source, f"{where}.rules", f"{section} needs {'1 player' if section == 'solitaire' else '2 players'}")
+                _fail(
+                    source, f"{where}.rules", f"{section} needs {'1 player' if section == 'solitaire' else '2 players'}"
+                )
             for list_key in keys[1:]:
                 names = entry.get(list_key, [])
                 if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
@@ -96,14 +99,15 @@ def load_benchmark_config(path: str | Path, overrides: Mapping[str, Any] | None 
 
 
 def _rules_label(rules) -> str:
-    label = f"{rules.num_cards} cards, {rules.matching}" if rules.deck == "standard" else f"{rules.num_pairs} picture pairs"
+    label = (
+        f"{rules.num_cards} cards, {rules.matching}" if rules.deck == "standard" else f"{rules.num_pairs} picture pairs"
+    )
     return label + (f", {rules.num_players} players" if rules.num_players > 1 else "")
 
 
 def _policies(entry: dict, rules, key: str):
     from baselines import make_policy
-
-    from concentration_env.training.policy import ModelPolicy
+    from concentration_env.training.model_policy import ModelPolicy
 
     models = [ModelPolicy(path, rules) for path in entry.get("models", [])]
     return models, [make_policy(name, rules) for name in entry.get(key, [])]
@@ -128,34 +132,48 @@ def duel_rows(entry: dict, games: int, seed: int) -> list[Row]:
     """Each model against each opponent, ``games`` deals in each seat."""
     rules = rules_from_config(entry.get("rules", {"num_players": 2}))
     models, opponents = _policies(entry, rules, "opponents")
-    return [Row("duel", _rules_label(rules), model.name, duel_stats(rules, model, opponent, games, seed))
-            for model in models for opponent in opponents]
+    return [
+        Row("duel", _rules_label(rules), model.name, duel_stats(rules, model, opponent, games, seed))
+        for model in models
+        for opponent in opponents
+    ]
 
 
 def markdown(rows: list[Row], games: int, seed: int) -> str:
     """The benchmark tables in Markdown."""
-    lines = [f"Games per row: {games} (duel: {games} in each seat), deals seeded {seed}..{seed + games - 1}, "
-             "the same for every agent.", ""]
+    lines = [
+        f"Games per row: {games} (duel: {games} in each seat), deals seeded {seed}..{seed + games - 1}, "
+        "the same for every agent.",
+        "",
+    ]
     solo = [r for r in rows if r.section == "solitaire"]
     if solo:
-        lines += ["| game | agent | moves (95% CI) | unsuccessful pairs (95% CI) | exact optimum | vs optimum "
-                  "| deals cleared |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            "| game | agent | moves (95% CI) | unsuccessful pairs (95% CI) | exact optimum | vs optimum "
+            "| deals cleared |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for r in solo:
             v = r.values
             optimum = "n/a" if v["optimum"] is None else f"{v['optimum']:.2f}"
             gap = "n/a" if v["gap_pct"] is None else f"{v['gap_pct']:+.1f}%"
-            lines.append(f"| {r.rules} | {r.agent} | {v['moves']:.2f} ± {v['moves_ci95']:.2f} | "
-                         f"{v['misses']:.2f} ± {v['misses_ci95']:.2f} | {optimum} | {gap} | {v['cleared']:.1%} |")
+            lines.append(
+                f"| {r.rules} | {r.agent} | {v['moves']:.2f} ± {v['moves_ci95']:.2f} | "
+                f"{v['misses']:.2f} ± {v['misses_ci95']:.2f} | {optimum} | {gap} | {v['cleared']:.1%} |"
+            )
         lines.append("")
     duel = [r for r in rows if r.section == "duel"]
     if duel:
-        lines += ["| game | agent | opponent | win rate, both seats (ties ½) | seat 1 | seat 2 | pair margin (95% CI) |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            "| game | agent | opponent | win rate, both seats (ties ½) | seat 1 | seat 2 | pair margin (95% CI) |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for r in duel:
             v = r.values
-            lines.append(f"| {r.rules} | {r.agent} | {v['opponent']} | {v['win']:.3f} ± {v['win_ci95']:.3f} | "
-                         f"{v['win_first']:.3f} | {v['win_second']:.3f} | {v['margin']:+.2f} ± {v['margin_ci95']:.2f} |")
+            lines.append(
+                f"| {r.rules} | {r.agent} | {v['opponent']} | {v['win']:.3f} ± {v['win_ci95']:.3f} | "
+                f"{v['win_first']:.3f} | {v['win_second']:.3f} | {v['margin']:+.2f} ± {v['margin_ci95']:.2f} |"
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -174,8 +192,13 @@ def bar_charts(rows: list[Row], output: Path) -> list[Path]:
         fig, axes = plt.subplots(1, len(games), figsize=(5 * len(games), 4), squeeze=False)
         for ax, game in zip(axes[0], games):
             group = [r for r in solo if r.rules == game]
-            ax.bar([r.agent for r in group], [r.values["moves"] for r in group],
-                   yerr=[r.values["moves_ci95"] for r in group], color="tab:blue", capsize=4)
+            ax.bar(
+                [r.agent for r in group],
+                [r.values["moves"] for r in group],
+                yerr=[r.values["moves_ci95"] for r in group],
+                color="tab:blue",
+                capsize=4,
+            )
             if group[0].values["optimum"] is not None:
                 ax.axhline(group[0].values["optimum"], color="tab:green", linestyle="--", label="exact optimum")
                 ax.legend()
@@ -190,8 +213,13 @@ def bar_charts(rows: list[Row], output: Path) -> list[Path]:
     if duel:
         fig, ax = plt.subplots(figsize=(6, 4))
         labels = [f"{r.agent}\nvs {r.values['opponent']}" for r in duel]
-        ax.bar(labels, [r.values["win"] for r in duel], yerr=[r.values["win_ci95"] for r in duel],
-               color="tab:purple", capsize=4)
+        ax.bar(
+            labels,
+            [r.values["win"] for r in duel],
+            yerr=[r.values["win_ci95"] for r in duel],
+            color="tab:purple",
+            capsize=4,
+        )
         ax.axhline(0.5, color="grey", linestyle="--", label="even")
         ax.set_ylabel("win rate over both seats (ties count half)")
         ax.set_ylim(0, 1)

@@ -14,8 +14,13 @@ def train_main(argv: list[str] | None = None) -> int:
         description="Train an agent from a YAML config; writes runs/<config>-<timestamp>/.",
     )
     parser.add_argument("--config", required=True, help="a YAML file under configs/train/")
-    parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE",
-                        help="override config keys, e.g. --set total_timesteps=2e6 seed=3")
+    parser.add_argument(
+        "--set",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override config keys, e.g. --set total_timesteps=2e6 seed=3",
+    )
     parser.add_argument("--run-dir", help="write here instead of runs/<config>-<timestamp>/")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     args = parser.parse_args(argv)

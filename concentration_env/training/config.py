@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
-from concentration_env.policy import check_policy_name
-from concentration_env.rules import Rules, load_yaml_mapping, resolve_rules
-from concentration_env.solitaire import OBSERVATION_MODES
+from concentration_env.envs.policy_specs import check_policy_name
+from concentration_env.game.rules import Rules, load_yaml_mapping, resolve_rules
+from concentration_env.game.seats import OBSERVATION_MODES
 
 ALGOS = ("maskable_ppo", "ppo", "dqn", "recurrent_ppo")
 MASKED_ALGOS = ("maskable_ppo", "recurrent_ppo")  # the others flip blind; illegal flips follow illegal_action
@@ -36,11 +37,11 @@ class TrainConfig:
       or ``recurrent_ppo`` (this package's compact recurrent PPO for ``visible`` mode).
     - ``rules``: a preset name or a mapping of rule fields (optionally with ``preset``).
     - ``observation_mode``: ``memory`` or ``visible``.
-    - ``features``: ``raw`` observation, or ``card_features`` (``concentration_env.wrappers``).
+    - ``features``: ``raw`` observation, or ``card_features`` (``concentration_env.envs.features``).
     - ``network``: ``mlp`` (SB3's default policy) or ``per_card`` (shared per-card scorer;
       needs ``card_features``).
     - ``num_envs``, ``vec_env`` (``dummy``, ``subproc`` or ``native``: the batched
-      ``concentration_env.sb3`` VecEnv, solitaire or versus), ``total_timesteps``, ``seed``.
+      ``concentration_env.integrations.sb3`` VecEnv, solitaire or versus), ``total_timesteps``, ``seed``.
     - ``policy_kwargs``, ``hyperparameters``: passed to the learner (names are checked).
     - ``opponents``: policies for the other seat of a 2-player game (the
       ``ConcentrationVs-v0`` env): baseline names (``baselines.make_policy``) or saved
@@ -126,7 +127,9 @@ def _mapping(value: Any) -> dict:
 def _opponents(value: Any) -> tuple:
     names = [value] if isinstance(value, str) else value
     if not isinstance(names, (list, tuple)) or not names or not all(isinstance(n, str) for n in names):
-        raise ValueError(f"expected a policy (baseline name or saved model file) or a non-empty list of them, got {value!r}")
+        raise ValueError(
+            f"expected a policy (baseline name or saved model file) or a non-empty list of them, got {value!r}"
+        )
     return tuple(check_policy_name(name) for name in names)
 
 
@@ -171,8 +174,10 @@ def _check_combination(config: TrainConfig, source: str) -> None:
     if config.network == "per_card" and config.features != "card_features":
         raise ValueError(f"{source}: key 'network': 'per_card' needs features: card_features")
     if config.network != "per_card" and "hidden" in config.policy_kwargs:
-        raise ValueError(f"{source}: key 'policy_kwargs': 'hidden' is the width of network: per_card; "
-                         "SB3's mlp policies take net_arch")
+        raise ValueError(
+            f"{source}: key 'policy_kwargs': 'hidden' is the width of network: per_card; "
+            "SB3's mlp policies take net_arch"
+        )
     if config.network == "per_card" and config.algo != "maskable_ppo":
         raise ValueError(f"{source}: key 'network': 'per_card' is implemented for algo: maskable_ppo")
     if config.algo == "recurrent_ppo" and config.resolved_rules.num_players != 1:

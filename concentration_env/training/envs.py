@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
 
-from concentration_env.wrappers import CardFeatures, vec_card_features
+from concentration_env.envs.features import CardFeatures, vec_card_features
 
 # Episode cap (flips) for training and evaluation envs, per card: far above what even random
 # play needs to clear a deal (about 26 flips per card on 52 cards), low enough that a policy
@@ -32,10 +33,18 @@ def base_env(config, rules, index: int = 0) -> gym.Env:
     versus env (see :func:`seat_and_opponent`)."""
     cap = episode_cap(rules)
     if rules.num_players == 1:
-        return gym.make("Concentration-v0", rules=rules, observation_mode=config.observation_mode, max_episode_steps=cap)
+        return gym.make(
+            "Concentration-v0", rules=rules, observation_mode=config.observation_mode, max_episode_steps=cap
+        )
     seat, opponent = seat_and_opponent(config, rules, index)
-    return gym.make("ConcentrationVs-v0", rules=rules, seat=seat, opponents=opponent,
-                    observation_mode=config.observation_mode, max_episode_steps=cap)
+    return gym.make(
+        "ConcentrationVs-v0",
+        rules=rules,
+        seat=seat,
+        opponents=opponent,
+        observation_mode=config.observation_mode,
+        max_episode_steps=cap,
+    )
 
 
 def env_factory(config, rules, index: int = 0, monitor: bool = True) -> Callable[[], gym.Env]:
@@ -60,14 +69,21 @@ def make_vec_env(config, rules, num_envs: int, seed: int, kind: str | None = Non
     if kind == "native":
         from stable_baselines3.common.vec_env import VecMonitor
 
-        from concentration_env.sb3 import make_sb3_vec_env
+        from concentration_env.integrations.sb3 import make_sb3_vec_env
 
         versus = {}
         if rules.num_players > 1:
             seats, opponents = zip(*(seat_and_opponent(config, rules, index) for index in range(num_envs)))
             versus = {"seats": list(seats), "opponents": list(opponents)}
-        venv = VecMonitor(make_sb3_vec_env(num_envs=num_envs, rules=rules, observation_mode=config.observation_mode,
-                                           max_episode_steps=episode_cap(rules), **versus))
+        venv = VecMonitor(
+            make_sb3_vec_env(
+                num_envs=num_envs,
+                rules=rules,
+                observation_mode=config.observation_mode,
+                max_episode_steps=episode_cap(rules),
+                **versus,
+            )
+        )
         if config.features == "card_features":
             venv = vec_card_features(venv, rules)
     else:

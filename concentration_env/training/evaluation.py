@@ -30,8 +30,14 @@ def solitaire_stats(rules, policy, games: int, seed: int, max_turns: int | None 
 
     result = play(rules, [policy], games, seed, max_turns=max_turns)
     moves, misses = estimate(result.turns), estimate(result.mismatches)
-    return {"games": games, "moves": moves.mean, "moves_ci95": moves.ci95, "misses": misses.mean,
-            "misses_ci95": misses.ci95, "cleared": float(result.cleared.mean())}
+    return {
+        "games": games,
+        "moves": moves.mean,
+        "moves_ci95": moves.ci95,
+        "misses": misses.mean,
+        "misses_ci95": misses.ci95,
+        "cleared": float(result.cleared.mean()),
+    }
 
 
 def duel_stats(rules, policy, opponent, games: int, seed: int, max_turns: int | None = None) -> dict[str, Any]:
@@ -59,7 +65,7 @@ def agent_stats(config, rules, policy, games: int, seed: int) -> dict[str, Any]:
     config's first opponent (capped at :func:`training_cap` turns)."""
     if rules.num_players == 1:
         return solitaire_stats(rules, policy, games, seed, training_cap(rules))
-    from concentration_env.policy import resolve_policy
+    from concentration_env.envs.opponents import resolve_policy
 
     opponent = resolve_policy(config.opponents[0], rules)
     return duel_stats(rules, policy, opponent, max(1, games // 2), seed, training_cap(rules))

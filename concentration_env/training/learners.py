@@ -10,8 +10,11 @@ from typing import Any
 MANAGED = {"policy", "env", "policy_kwargs", "seed", "tensorboard_log", "verbose", "device", "_init_setup_model"}
 
 
-SB3_CLASSES = {"maskable_ppo": ("sb3_contrib", "MaskablePPO"), "ppo": ("stable_baselines3", "PPO"),
-               "dqn": ("stable_baselines3", "DQN")}
+SB3_CLASSES = {
+    "maskable_ppo": ("sb3_contrib", "MaskablePPO"),
+    "ppo": ("stable_baselines3", "PPO"),
+    "dqn": ("stable_baselines3", "DQN"),
+}
 
 
 def sb3_class(algo: str):

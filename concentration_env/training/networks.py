@@ -3,7 +3,7 @@
 A Concentration policy must be equivariant to moving cards around: what makes position ``i``
 a good flip is its own features plus the state of the game, not its index. The per-card
 network therefore applies one small MLP to every card's feature row (see
-``concentration_env.wrappers``), adds a pooled summary of all cards as context, and emits one
+``concentration_env.envs.features``), adds a pooled summary of all cards as context, and emits one
 logit per card; the value head reads the pooled summary. Its size does not depend on the
 deck, so the same weights serve 20 or 104 cards.
 """
@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from torch import nn
 
-from concentration_env.wrappers import NUM_CARD_FEATURES
+from concentration_env.envs.features import NUM_CARD_FEATURES
 
 ACTION_GAIN = 0.01  # small initial logits: a near-uniform first policy (as SB3 does)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from concentration_env.rules import Rules
+from concentration_env.game.rules import Rules
 
 LEVEL_STYLES = {"optimal": "tab:green", "greedy": "tab:orange"}
 
@@ -25,7 +25,7 @@ def learning_curve(run_dir: Path, config) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from concentration_env.training.run import read_eval_csv
+    from concentration_env.training.run_folder import read_eval_csv
 
     rules = config.resolved_rules
     data = read_eval_csv(run_dir / "eval.csv")
@@ -38,8 +38,11 @@ def learning_curve(run_dir: Path, config) -> Path:
     if not solitaire:
         ax.axhline(0.5, linestyle="--", color="grey", label=f"even with {config.opponents[0]}")
     ax.set_xlabel("env steps (flips)")
-    ax.set_ylabel("moves per game (lower is better)" if solitaire else
-                  f"win rate vs {config.opponents[0]}, both seats (ties half)")
+    ax.set_ylabel(
+        "moves per game (lower is better)"
+        if solitaire
+        else f"win rate vs {config.opponents[0]}, both seats (ties half)"
+    )
     ax.set_title(f"{run_dir.name}: {rules.num_cards} cards, {config.observation_mode} mode")
     ax.grid(alpha=0.3)
     ax.legend()

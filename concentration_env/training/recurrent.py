@@ -20,7 +20,7 @@ defaults; this learner is written for the game instead:
   by step (:meth:`CardMemoryNet.recur`); the read-out, scores, values and losses of every
   step of a minibatch are one batched call (:meth:`CardMemoryNet.heads`).
 
-It trains on any SB3 ``VecEnv`` of Dict observations (the batched ``concentration_env.sb3``
+It trains on any SB3 ``VecEnv`` of Dict observations (the batched ``concentration_env.integrations.sb3``
 one, ``vec_env: native``, or SB3's ``DummyVecEnv`` of solitaire envs); masks come from the
 observation.
 """
@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -181,7 +182,7 @@ class RecurrentPPO:
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=settings.learning_rate, eps=1e-5, foreach=True)
         self.num_timesteps = 0
 
-    def learn(self, total_timesteps: int, on_rollout: Callable[["RecurrentPPO", dict], bool] | None = None) -> None:
+    def learn(self, total_timesteps: int, on_rollout: Callable[[RecurrentPPO, dict], bool] | None = None) -> None:
         """Train for ``total_timesteps`` env steps. ``on_rollout(self, stats)`` runs after each
         update; returning False stops training early."""
         s = self.settings
@@ -203,10 +204,16 @@ class RecurrentPPO:
                     dist = masked_distribution(logits, mask)
                     action = dist.sample()
                     next_obs, reward, done, infos = self.venv.step(action.numpy())
-                    for k, v in (("inputs", inputs), ("masks", mask), ("actions", action),
-                                 ("logp", dist.log_prob(action)), ("values", value),
-                                 ("rewards", torch.as_tensor(reward, dtype=torch.float32)),
-                                 ("starts", starts), ("recalled", recalled)):
+                    for k, v in (
+                        ("inputs", inputs),
+                        ("masks", mask),
+                        ("actions", action),
+                        ("logp", dist.log_prob(action)),
+                        ("values", value),
+                        ("rewards", torch.as_tensor(reward, dtype=torch.float32)),
+                        ("starts", starts),
+                        ("recalled", recalled),
+                    ):
                         batch[k].append(v)
                     episode_stats += [info for info, d in zip(infos, done) if d]
                     obs, starts = obs_tensors(next_obs), torch.as_tensor(done, dtype=torch.float32)
@@ -218,7 +225,9 @@ class RecurrentPPO:
             if on_rollout is not None and on_rollout(self, stats) is False:
                 break
 
-    def _update(self, batch: dict, start_memory: torch.Tensor, last_value: torch.Tensor, last_start: torch.Tensor) -> dict:
+    def _update(
+        self, batch: dict, start_memory: torch.Tensor, last_value: torch.Tensor, last_start: torch.Tensor
+    ) -> dict:
         """PPO epochs over one rollout (``batch``: (T, B, ...) tensors); returns mean losses."""
         s = self.settings
         rewards, values, starts = batch["rewards"], batch["values"], batch["starts"]
@@ -261,8 +270,12 @@ class RecurrentPPO:
     def save(self, path: str | Path) -> None:
         """Save weights and settings to ``path`` (a ``.pt`` file)."""
         torch.save(
-            {"state_dict": self.net.state_dict(), "settings": dataclasses.asdict(self.settings),
-             "match": self.net.match[1:, 1:].numpy().astype(bool), "num_cards": self.num_cards},
+            {
+                "state_dict": self.net.state_dict(),
+                "settings": dataclasses.asdict(self.settings),
+                "match": self.net.match[1:, 1:].numpy().astype(bool),
+                "num_cards": self.num_cards,
+            },
             Path(path),
         )
 
@@ -276,7 +289,7 @@ class RecurrentActor:
         self.reset(1)
 
     @classmethod
-    def load(cls, path: str | Path) -> "RecurrentActor":
+    def load(cls, path: str | Path) -> RecurrentActor:
         """The actor of a network saved by :meth:`RecurrentPPO.save`."""
         data = torch.load(Path(path), weights_only=False)
         settings = RecurrentPPOSettings(**data["settings"])

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import numpy as np
 
-from concentration_env.core import compile_rules
+from concentration_env.game.core import compile_rules
 from concentration_env.training.envs import make_vec_env
-from concentration_env.training.policy import ModelPolicy
+from concentration_env.training.model_policy import ModelPolicy
 from concentration_env.training.recurrent import RecurrentPPO, RecurrentPPOSettings
+
 
 def train_recurrent(config, rules, run_dir: Path, log, progress_bar: bool) -> tuple[int, bool]:
     """Train a recurrent PPO agent for ``config``; returns (steps, interrupted)."""

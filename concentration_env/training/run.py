@@ -1,15 +1,7 @@
-"""One training run: build the envs and learner of a config, train, and fill the run folder.
+"""One training run: build the envs and learner of a config, train, and fill the run folder
+(its files: :mod:`concentration_env.training.run_folder`).
 
-A run folder (default ``runs/<config>-<timestamp>/``) holds:
-
-- ``config.yaml``: the resolved config (after ``--set`` overrides);
-- ``tb/``: TensorBoard logs; ``checkpoints/``: periodic saves;
-- ``final_model.zip`` (SB3) or ``final_model.pt`` (recurrent PPO);
-- ``eval.csv``: deterministic evaluations over training (masked for masked learners);
-- ``learning_curve.png``: the evaluations with the baselines' levels as horizontal lines;
-- ``training.json``: steps, wall time, steps/s, and whether the run was interrupted.
-
-Ctrl-C stops training and still saves the model and the files above.
+Ctrl-C stops training and still saves the model and the run files.
 """
 
 from __future__ import annotations
@@ -18,30 +10,17 @@ import csv
 import json
 import signal
 import time
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import yaml
 
 from concentration_env.training.config import TrainConfig
+from concentration_env.training.evaluation import agent_stats
+from concentration_env.training.run_folder import EVAL_COLUMNS, new_run_dir
 
-EVAL_COLUMNS = ("timesteps", "games", "moves", "moves_ci95", "misses", "cleared", "win", "win_ci95", "margin")
 TORCH_THREADS = 1  # on a small shared CPU one thread per process beats contention between them
 EVAL_SEED_OFFSET = 10_000  # evaluation deals are seeded apart from the training envs' seeds
-
-
-def new_run_dir(config_name: str, root: str | Path = "runs") -> Path:
-    """A fresh ``<root>/<config_name>-<timestamp>`` folder."""
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = Path(root) / f"{config_name}-{stamp}"
-    suffix = 1
-    while path.exists():
-        path = Path(root) / f"{config_name}-{stamp}-{suffix}"
-        suffix += 1
-    path.mkdir(parents=True)
-    return path
 
 
 class EvalLog:
@@ -57,8 +36,6 @@ class EvalLog:
 
     def evaluate(self, timesteps: int, policy) -> dict[str, float]:
         """Evaluate ``policy`` (a ``ModelPolicy`` of the model in training) and log the row."""
-        from concentration_env.training.evaluation import agent_stats
-
         stats = agent_stats(self.config, self.rules, policy, self.config.eval_episodes, self.seed)
         row = {column: stats.get(column, float("nan")) for column in EVAL_COLUMNS}
         row["timesteps"] = timesteps
@@ -73,19 +50,13 @@ class EvalLog:
             self.evaluate(timesteps, policy)
 
 
-def read_eval_csv(path: Path) -> dict[str, np.ndarray]:
-    """The columns of an ``eval.csv`` as float arrays."""
-    with Path(path).open() as handle:
-        rows = list(csv.DictReader(handle))
-    return {c: np.array([float(r[c]) for r in rows]) for c in EVAL_COLUMNS}
-
-
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-def train(config: TrainConfig, config_name: str = "run", run_dir: str | Path | None = None,
-          progress_bar: bool = True) -> Path:
+def train(
+    config: TrainConfig, config_name: str = "run", run_dir: str | Path | None = None, progress_bar: bool = True
+) -> Path:
     """Train ``config``; returns the run folder. Ctrl-C (or SIGTERM, e.g. from a batch
     system) stops training early and still saves the model and the run files."""
     import torch
@@ -109,8 +80,13 @@ def train(config: TrainConfig, config_name: str = "run", run_dir: str | Path | N
     finally:
         signal.signal(signal.SIGTERM, on_term)
     seconds = time.perf_counter() - began
-    summary = {"timesteps": steps, "wall_seconds": round(seconds, 1), "steps_per_second": round(steps / seconds, 1),
-               "interrupted": interrupted, "config_name": config_name}
+    summary = {
+        "timesteps": steps,
+        "wall_seconds": round(seconds, 1),
+        "steps_per_second": round(steps / seconds, 1),
+        "interrupted": interrupted,
+        "config_name": config_name,
+    }
     (run_dir / "training.json").write_text(json.dumps(summary, indent=2) + "\n")
     from concentration_env.training.plots import learning_curve
 
@@ -123,7 +99,7 @@ def _train_sb3(config: TrainConfig, rules, run_dir: Path, log: EvalLog, progress
 
     from concentration_env.training.envs import make_vec_env
     from concentration_env.training.learners import build_sb3
-    from concentration_env.training.policy import ModelPolicy
+    from concentration_env.training.model_policy import ModelPolicy
 
     venv = make_vec_env(config, rules, config.num_envs, config.seed)
     model = build_sb3(config, venv, str(run_dir / "tb"))
@@ -140,11 +116,16 @@ def _train_sb3(config: TrainConfig, rules, run_dir: Path, log: EvalLog, progress
                         self.logger.record(f"eval/{key}", row[key])
             return True
 
-    callbacks = CallbackList([
-        Evaluate(),
-        CheckpointCallback(save_freq=max(1, config.checkpoint_freq // per_call), save_path=str(run_dir / "checkpoints"),
-                           name_prefix="model"),
-    ])
+    callbacks = CallbackList(
+        [
+            Evaluate(),
+            CheckpointCallback(
+                save_freq=max(1, config.checkpoint_freq // per_call),
+                save_path=str(run_dir / "checkpoints"),
+                name_prefix="model",
+            ),
+        ]
+    )
     interrupted = False
     try:
         model.learn(config.total_timesteps, callback=callbacks, progress_bar=progress_bar, tb_log_name="train")
@@ -155,19 +136,3 @@ def _train_sb3(config: TrainConfig, rules, run_dir: Path, log: EvalLog, progress
     log.finish(int(model.num_timesteps), ModelPolicy.of_model(model, config, rules))
     venv.close()
     return int(model.num_timesteps), interrupted
-
-
-def final_model_path(run_dir: str | Path) -> Path:
-    """The saved model of a run (or model) folder."""
-    for name in ("final_model.zip", "final_model.pt", "model.zip", "model.pt"):
-        if (Path(run_dir) / name).is_file():
-            return Path(run_dir) / name
-    raise FileNotFoundError(f"{run_dir}: no saved model (final_model.zip / final_model.pt / model.zip / model.pt)")
-
-
-def read_run_config(folder: str | Path) -> dict[str, Any]:
-    """The ``config.yaml`` saved with a run or model."""
-    path = Path(folder) / "config.yaml"
-    if not path.is_file():
-        raise FileNotFoundError(f"{folder}: no config.yaml next to the model")
-    return yaml.safe_load(path.read_text())

@@ -1,0 +1,59 @@
+"""Registration of the package's ids with Gymnasium and PettingZoo (idempotent)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pettingzoo
+
+from concentration_env.envs.solitaire import MAX_EPISODE_STEPS
+from concentration_env.game.rules import preset_names
+
+SOLITAIRE_ENTRY_POINT = "concentration_env.envs.solitaire:ConcentrationEnv"
+VECTOR_ENTRY_POINT = "concentration_env.envs.vector:ConcentrationVectorEnv"
+VERSUS_ID = "ConcentrationVs-v0"
+VERSUS_ENTRY_POINT = "concentration_env.envs.versus:VersusEnv"
+PETTINGZOO_NAMESPACE = "concentration"
+MULTIPLAYER_ENTRY_POINT = "concentration_env.concentration_v0:env"
+DUEL_ID = f"{PETTINGZOO_NAMESPACE}/Duel-v0"
+DUEL_ENTRY_POINT = "concentration_env.duel_v0:env"
+
+
+def preset_env_id(preset: str) -> str:
+    """``two_decks`` -> ``Concentration-TwoDecks-v0``."""
+    return "Concentration-" + "".join(part.capitalize() for part in preset.split("_")) + "-v0"
+
+
+def solitaire_env_ids() -> tuple[str, ...]:
+    """Every solitaire id this package registers."""
+    return ("Concentration-v0",) + tuple(preset_env_id(name) for name in preset_names())
+
+
+def _preset_specs() -> dict[str, dict]:
+    """Id -> keyword arguments for the base id and one id per preset."""
+    return {"Concentration-v0": {}} | {preset_env_id(p): {"rules": p} for p in preset_names()}
+
+
+def pettingzoo_env_ids() -> tuple[str, ...]:
+    """Every PettingZoo AEC id this package registers."""
+    return tuple(f"{PETTINGZOO_NAMESPACE}/{env_id}" for env_id in _preset_specs()) + (DUEL_ID,)
+
+
+def register_envs() -> None:
+    """Register every Gymnasium and PettingZoo id (the solitaire ids with the native vector
+    env for ``gym.make_vec``); safe to call again."""
+    for env_id, kwargs in _preset_specs().items():
+        if env_id not in gym.registry:
+            gym.register(
+                id=env_id,
+                entry_point=SOLITAIRE_ENTRY_POINT,
+                vector_entry_point=VECTOR_ENTRY_POINT,
+                max_episode_steps=MAX_EPISODE_STEPS,
+                kwargs=kwargs,
+            )
+        aec_id = f"{PETTINGZOO_NAMESPACE}/{env_id}"
+        if aec_id not in pettingzoo.aec_registry:
+            pettingzoo.register("aec", aec_id, MULTIPLAYER_ENTRY_POINT, kwargs=kwargs)
+    if DUEL_ID not in pettingzoo.aec_registry:
+        pettingzoo.register("aec", DUEL_ID, DUEL_ENTRY_POINT)
+    if VERSUS_ID not in gym.registry:
+        gym.register(id=VERSUS_ID, entry_point=VERSUS_ENTRY_POINT, max_episode_steps=MAX_EPISODE_STEPS)

@@ -1,0 +1,59 @@
+"""Observation and action spaces shared by every env of the package."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from concentration_env.game.core import FACE_DTYPE, Game
+
+
+def board_space(game: Game) -> spaces.Dict:
+    """The per-card arrays every env observes (flat, length ``num_cards``)."""
+    n = game.num_cards
+    fields = {
+        "cards": spaces.MultiDiscrete(np.full(n, game.num_faces + 1), dtype=FACE_DTYPE),
+        "face_up": spaces.MultiBinary(n),
+        "removed": spaces.MultiBinary(n),
+        "action_mask": spaces.MultiBinary(n),
+    }
+    if game.checkerboard:
+        fields["back"] = spaces.MultiBinary(n)
+    return spaces.Dict(fields)
+
+
+class Positions(spaces.Discrete):
+    """``Discrete(num_cards)``, the flip positions, whose ``contains`` answers a plain
+    ``int`` without numpy: PettingZoo's AssertOutOfBoundsWrapper asks on every step.
+    Equal to ``Discrete(num_cards)`` and the same answers for every value."""
+
+    def __init__(self, num_cards: int):
+        super().__init__(num_cards)
+        self._end = int(num_cards)
+
+    def contains(self, x: Any) -> bool:
+        if type(x) is int:
+            return 0 <= x < self._end
+        return super().contains(x)
+
+
+def parse_action(action: object, num_cards: int) -> int:
+    """One flip position from what a user passed to ``step``; a clear error otherwise."""
+    if type(action) is int and 0 <= action < num_cards:
+        return action  # the common case, checked first because every flip comes through here
+    if isinstance(action, np.ndarray):
+        if action.shape not in ((), (1,)):
+            raise ValueError(f"action {action!r} has shape {action.shape}; expected one position 0..{num_cards - 1}")
+        action = action.reshape(()).item()
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, numbers.Integral):
+        raise TypeError(
+            f"action {action!r} ({type(action).__name__}) is not an integer position; "
+            f"valid flips are 0..{num_cards - 1}"
+        )
+    action = int(action)
+    if not 0 <= action < num_cards:
+        raise ValueError(f"action {action} is out of range; valid flips are 0..{num_cards - 1}")
+    return action

@@ -1,0 +1,168 @@
+"""Gymnasium adapter: the learner holds one seat of a multi-player game, policies the rest."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from concentration_env.envs.multiplayer import RENDER_MODES, raw_env
+from concentration_env.envs.opponents import play_turns, resolve_policy
+from concentration_env.envs.policy_specs import DEFAULT_OPPONENT
+from concentration_env.game.policy import Policy
+from concentration_env.game.rules import Rules
+from concentration_env.game.seats import MAX_REDEALS, SEED_RANGE, agent_name, no_game_for_the_learner, seat_of
+
+
+class VersusEnv(gym.Env):
+    """Concentration against opponents: one learner seat, the other seats played by policies.
+
+    ## Description
+    The multi-player game of :mod:`concentration_env.concentration_v0` seen by one player.
+    Each ``step`` is one of the learner's flips; the opponents' flips that follow (until
+    it is the learner's turn again or the game ends) are played inside the same step by
+    the opponent policies. This is the env the training scripts use for multi-player play.
+
+    ## Action Space
+    ``Discrete(num_cards)``: flip the card at a position (row-major over ``rules.shape``).
+
+    ## Observation Space
+    A flat ``Dict`` (Stable-Baselines3 takes no nested ones): the solitaire env's ``cards``,
+    ``face_up``, ``removed``, ``action_mask`` (int8), ``back`` for checkerboard deals, and
+    ``scores`` (every seat's points, the learner first). ``observation_mode`` is as in
+    the other envs; the learner sees every opponent flip.
+
+    ## Rewards
+    The learner's reward under ``reward_mode``: ``"pairs"`` (default) the points of the
+    pairs it captures; ``"margin"`` those points minus an equal share of every opponent
+    capture (in a two-player game the return is the final pair margin); ``"win_loss"``
+    +1 / -1 at the end (0 when every seat shares the win).
+
+    ## Starting State
+    A fresh deal, after the opponents seated before the learner have played their turns.
+    A deal that the opponents clear before the learner's first flip (possible only on tiny
+    decks) is replaced by the next deal from the same generator; after ``MAX_REDEALS`` such
+    deals in a row ``reset`` raises ``RuntimeError`` (the deck is too small to play).
+
+    ## Episode End
+    ``terminated`` when the game ends; ``info`` then holds ``winners`` and ``scores``
+    (agent -> points; the learner is ``info["agent"]``). Registered as
+    ``ConcentrationVs-v0`` with truncation after 10,000 learner flips.
+
+    ## Information
+    ``info`` holds ``action_mask`` (int8) and ``scores``; ``env.action_masks()`` returns the
+    legal flips as booleans (for sb3-contrib's ``MaskablePPO``).
+
+    ## Arguments
+    ``gym.make("ConcentrationVs-v0", rules=None, num_players=None, seat=0,
+    opponents="greedy", first_player=0, observation_mode="memory", render_mode=None,
+    table_shape="grid", **rule_fields)``
+
+    - ``seat``: the learner's seat (index or agent name).
+    - ``opponents``: a policy name for ``baselines.make_policy``, a saved model's file
+      (``.zip``/``.pt`` of this package's training runs), or a policy object
+      (``reset(seed)``, ``act(observation, action_mask)``), used for every other seat (a
+      name builds one policy per seat), or a sequence with one per other seat in seat
+      order. Opponents are reseeded from the env's generator on every reset.
+    - the rest as in ``concentration_v0``; ``reset(options={"first_player": ...})``
+      changes who starts one game (the opponents play until the learner is on turn).
+
+    ## Vectorised
+    ``concentration_env.integrations.sb3.make_sb3_vec_env(num_envs, seats=..., opponents=...)`` plays
+    many of these games on the batched core (:class:`concentration_env.game.batch.VersusBatch`),
+    game for game the same as single envs seeded alike.
+
+    ## Version History
+    - v0: initial release.
+    """
+
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
+
+    def __init__(
+        self,
+        rules: Rules | str | None = None,
+        num_players: int | None = None,
+        seat: int | str = 0,
+        opponents: Policy | str | Sequence[Policy | str] = DEFAULT_OPPONENT,
+        first_player: int | str = 0,
+        observation_mode: str = "memory",
+        render_mode: str | None = None,
+        table_shape: str = "grid",
+        **rule_fields: Any,
+    ):
+        self._table = raw_env(
+            rules, num_players, first_player, observation_mode, render_mode, table_shape, **rule_fields
+        )
+        self.rules = self._table.rules
+        self.game = self._table.game
+        self.render_mode = render_mode
+        self.observation_mode = observation_mode
+        players = self.rules.num_players
+        self.seat = seat_of(seat, players, field="seat")
+        self.agent = agent_name(self.seat)
+        others = [s for s in range(players) if s != self.seat]
+        if not isinstance(opponents, (list, tuple)):
+            opponents = [opponents] * len(others)
+        if len(opponents) != len(others):
+            raise ValueError(
+                f"invalid opponents: {len(opponents)} given; allowed: one policy (or name) for all, "
+                f"or one for each of the {len(others)} other seats"
+            )
+        self.opponents = {s: resolve_policy(p, self.rules) for s, p in zip(others, opponents)}
+        table_space = self._table.observation_space(self.agent)
+        self.observation_space = gym.spaces.Dict(
+            {**table_space["observation"].spaces, "action_mask": table_space["action_mask"]}
+        )
+        self.action_space = self._table.action_space(self.agent)
+
+    @property
+    def layout(self) -> tuple:
+        """The dealt cards in position order (a god view for tests and debugging)."""
+        return self._table.layout
+
+    def action_masks(self) -> np.ndarray:
+        """Legal flips as booleans (the method sb3-contrib's MaskablePPO calls)."""
+        return self._table.observe(self.agent)["action_mask"].astype(bool)
+
+    # -- Gymnasium API ---------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self._table.reset(seed=seed, options=options)
+        for attempt in range(MAX_REDEALS):
+            if attempt:
+                # The opponents cleared the table before the learner's first flip (possible
+                # on tiny decks): such a deal is no game for the learner, so deal again.
+                self._table.reset(options=options)
+            for policy in self.opponents.values():
+                policy.reset(seed=int(self.np_random.integers(SEED_RANGE)))
+            play_turns(self._table, self.opponents, self.agent)
+            if not self._table.terminations[self.agent]:
+                return self._observe()
+        raise no_game_for_the_learner(self.seat)
+
+    def step(self, action):
+        table = self._table
+        table._require_reset()
+        if table.terminations[self.agent]:
+            raise RuntimeError("the episode is over; call reset() before step()")
+        table.step(action)
+        reward = table.rewards[self.agent] + play_turns(table, self.opponents, self.agent)
+        observation, info = self._observe()
+        return observation, float(reward), table.terminations[self.agent], False, info
+
+    def render(self):
+        return self._table.render()
+
+    def close(self):
+        self._table.close()
+
+    # -- helpers -------------------------------------------------------------------------
+    def _observe(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """The learner's flat observation and its info."""
+        observed = self._table.observe(self.agent)
+        mask = observed["action_mask"]
+        info = {"action_mask": mask.copy(), "scores": self._table.scores(), **self._table.infos[self.agent]}
+        info["agent"] = self.agent
+        return {**observed["observation"], "action_mask": mask}, info

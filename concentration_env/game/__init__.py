@@ -1,0 +1,14 @@
+"""The game layer: the rules of Concentration on plain arrays, for every env and learner.
+
+Everything that decides what a flip does lives here: the cards and the frozen ``Rules``
+(:mod:`.cards`, :mod:`.rules`), the rules compiled once into a face deck and a boolean
+match table, the batch-first game state and the numba-compiled flip (:mod:`.core`),
+winners and tie-breaks (:mod:`.scoring`), the Memory Duel's rules (:mod:`.duel_rules`),
+seats, seeds and observation modes (:mod:`.seats`), the policy protocols (:mod:`.policy`)
+and the engines that step many games at once (:mod:`.batch`).
+
+Contract (checked by ``tests/game/test_layer.py``): nothing under this package imports
+Gymnasium, PettingZoo or any learning framework (torch, Stable-Baselines3, Ray), nor any
+other part of ``concentration_env``. The adapters in :mod:`concentration_env.envs` and
+:mod:`concentration_env.integrations` format what this layer decides.
+"""

@@ -1,0 +1,396 @@
+"""Many games stepped together on the one core: the engines of the batched adapters.
+
+:class:`GameBatch` holds ``num_envs`` games in one :class:`concentration_env.game.core.State` and
+gives each game its own random generator, seeded the way Gymnasium seeds a list of single
+envs (game ``i`` gets ``seed + i``). Game ``i`` therefore deals and plays exactly like a
+``ConcentrationEnv`` reset with that seed, which the tests check flip by flip. The native
+Gymnasium vector env (:mod:`concentration_env.envs.vector`) and the Stable-Baselines3 VecEnv
+(:mod:`concentration_env.integrations.sb3`) are thin adapters over it.
+
+Stepping is one compiled call for the whole batch; the only Python loop is over the games
+being dealt a new layout (a finished game reshuffles with its own generator).
+
+:class:`VersusBatch` does the same for the play-against-opponents game
+(``ConcentrationVs-v0``, :mod:`concentration_env.envs.versus`): the learner holds one seat of
+every game and batched baseline policies play the others, so multi-player training runs
+on the core without one Python env per game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from concentration_env.game import core, scoring
+from concentration_env.game.policy import BatchPolicy
+from concentration_env.game.rules import Rules, resolve_rules
+from concentration_env.game.seats import (
+    MAX_REDEALS,
+    SEED_RANGE,
+    agent_name,
+    check_observation_mode,
+    no_game_for_the_learner,
+    seat_of,
+    table_rules,
+)
+
+INFO_COUNTERS = ("mismatches", "pairs", "turns")
+
+
+def check_num_envs(num_envs: Any) -> int:
+    """Validate a number of games; a clear error otherwise."""
+    if not isinstance(num_envs, (int, np.integer)) or isinstance(num_envs, bool) or num_envs < 1:
+        raise ValueError(f"invalid num_envs={num_envs!r}; allowed: an int >= 1")
+    return int(num_envs)
+
+
+def generator(seed: int | None = None) -> np.random.Generator:
+    """A PCG64 generator from ``seed`` (fresh entropy for None): the construction of
+    Gymnasium's ``seeding.np_random``, so a batch's games deal like single envs."""
+    if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0):
+        raise ValueError(f"invalid seed {seed!r}; allowed: None or an int >= 0")
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(None if seed is None else int(seed))))
+
+
+def reseed(seed: int | Sequence[int | None] | None, rngs: list) -> tuple[list[int | None], list]:
+    """Seeds for a batch of ``len(rngs)`` games and their new generators: an int seeds game
+    ``i`` with ``seed + i``; a list gives each game its own seed (None keeps that game's
+    generator going, as a single env's ``reset(seed=None)`` does)."""
+    if seed is None:
+        seeds = [None] * len(rngs)
+    elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        seeds = [int(seed) + i for i in range(len(rngs))]
+    else:
+        seeds = list(seed)
+        if len(seeds) != len(rngs):
+            raise ValueError(f"got {len(seeds)} seeds for num_envs={len(rngs)}; pass one per game or an int")
+    return seeds, [rng if s is None else generator(s) for s, rng in zip(seeds, rngs)]
+
+
+def fill_generators(rngs: list, rows: np.ndarray) -> None:
+    """Give games ``rows`` that have no generator yet a randomly seeded one (a first reset
+    without a seed, as a single env does)."""
+    for i in rows:
+        if rngs[i] is None:
+            rngs[i] = generator()
+
+
+def per_game(value: Any, num_envs: int, field: str) -> list:
+    """One value for every game, or a sequence with one per game; a clear error otherwise."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        if len(value) != num_envs:
+            raise ValueError(
+                f"invalid {field}: {len(value)} given; allowed: one value for all games or one per game ({num_envs})"
+            )
+        return list(value)
+    return [value] * num_envs
+
+
+def check_max_episode_steps(steps: Any) -> int | None:
+    """Validate a time limit in flips (None for no limit)."""
+    if steps is not None and (not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 1):
+        raise ValueError(f"invalid max_episode_steps={steps!r}; allowed: None or an int >= 1")
+    return None if steps is None else int(steps)
+
+
+class GameBatch:
+    """``num_envs`` solitaire games on one core state, each with its own generator."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        rules: Rules | str | None = None,
+        observation_mode: str = "memory",
+        max_episode_steps: int | None = None,
+        **rule_fields: Any,
+    ):
+        self.num_envs = check_num_envs(num_envs)
+        self.rules = resolve_rules(rules, **rule_fields)
+        if self.rules.num_players != 1:
+            raise ValueError(
+                f"invalid rules: num_players={self.rules.num_players}; allowed: 1 for the batched solitaire envs"
+            )
+        self.memory = check_observation_mode(observation_mode)
+        self.observation_mode = observation_mode
+        self.max_episode_steps = check_max_episode_steps(max_episode_steps)
+        self.game = core.compile_rules(self.rules)
+        self.rngs: list[np.random.Generator | None] = [None] * self.num_envs
+        self.state: core.State | None = None
+        self.elapsed = np.zeros(self.num_envs, dtype=np.int64)  # flips this episode, per game
+
+    # -- seeding and dealing ---------------------------------------------------------------
+    def seed(self, seed: int | Sequence[int | None] | None) -> list[int | None]:
+        """Reseed the games (see :func:`reseed`); returns the seeds used."""
+        seeds, self.rngs = reseed(seed, self.rngs)
+        return seeds
+
+    def deal(self, rows: np.ndarray) -> None:
+        """Start new games in ``rows`` (indices), each shuffled by its own generator."""
+        fill_generators(self.rngs, rows)
+        faces = np.stack([core.deal(self.game, self.rngs[i]) for i in rows])
+        fresh = core.new_state(self.game, faces)
+        if self.state is None:
+            self.state = fresh
+        else:
+            self.state.assign(fresh, rows)
+        self.elapsed[rows] = 0
+
+    def reset(self, seed: int | Sequence[int | None] | None = None, mask: np.ndarray | None = None) -> None:
+        """Deal new games: all of them, or those where the bool ``mask`` is True."""
+        if seed is not None:
+            self.seed(seed)
+        if mask is None:
+            rows = np.arange(self.num_envs)
+        else:
+            mask = np.asarray(mask)
+            if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
+                raise ValueError(
+                    f"reset mask must be a bool array of shape ({self.num_envs},); got {mask.dtype} {mask.shape}"
+                )
+            if self.state is None and not mask.all():
+                raise RuntimeError("the first reset must deal every game; call reset() without a mask")
+            rows = np.flatnonzero(mask)
+        self.deal(rows)
+
+    # -- playing ---------------------------------------------------------------------------
+    def require_reset(self) -> core.State:
+        if self.state is None:
+            raise RuntimeError("call reset() before step()")
+        return self.state
+
+    def step(self, actions: Any, skip: np.ndarray | None = None) -> tuple[core.Outcome, np.ndarray, np.ndarray]:
+        """Flip ``actions[i]`` in every game (games where ``skip`` is True sit this one out).
+        Returns the core outcome, rewards (float64) and time-limit truncations."""
+        state = self.require_reset()
+        actions = self.check_actions(actions)
+        if skip is not None and skip.any():
+            actions = np.where(skip, 0, actions)  # their actions are ignored, as Gymnasium does
+            state.done |= skip
+        outcome = core.step(self.game, state, actions)
+        self.elapsed += outcome.acted
+        truncated = outcome.acted.copy()
+        if self.max_episode_steps is None:
+            truncated[:] = False
+        else:
+            truncated &= self.elapsed >= self.max_episode_steps
+        rewards = np.where(outcome.missed, -1.0, 0.0)
+        return outcome, rewards, truncated
+
+    def check_actions(self, actions: Any) -> np.ndarray:
+        """One integer position per game, as an array; a clear error otherwise."""
+        array = np.asarray(actions)
+        if array.shape != (self.num_envs,):
+            raise ValueError(
+                f"actions must have shape ({self.num_envs},): one flip position 0..{self.game.num_cards - 1} "
+                f"per game; got shape {array.shape}"
+            )
+        if array.dtype.kind not in "iu":
+            raise TypeError(f"actions must be integer flip positions, got dtype {array.dtype}")
+        return array.astype(np.intp, copy=False)
+
+    def observe(self) -> dict[str, np.ndarray]:
+        """The batched observation, each array (num_envs, num_cards)."""
+        return core.observe(self.game, self.require_reset(), self.memory)
+
+    def counters(self) -> dict[str, np.ndarray]:
+        """Per-game int64 ``mismatches``, ``pairs`` and ``turns`` (the single env's info counters)."""
+        state = self.require_reset()
+        turns = state.turns.astype(np.int64)
+        mismatches = state.mismatches.astype(np.int64)
+        # every completed turn ends in a capture or a miss
+        return {"mismatches": mismatches, "pairs": turns - mismatches, "turns": turns}
+
+    def action_masks(self) -> np.ndarray:
+        """(num_envs, num_cards) bool: legal flips of every game."""
+        return core.legal_mask(self.require_reset())
+
+
+class VersusBatch:
+    """``num_envs`` multi-player games: the learner holds seat ``seats[i]`` of game ``i`` and
+    the batched policy ``opponents[i]`` plays every other seat of it. Opponents are policy
+    objects with the batched methods of :class:`concentration_env.game.policy.BatchPolicy`
+    (the baselines have them; the adapters build them from names or saved models' files);
+    one object may serve many games.
+
+    Game ``i`` plays exactly like ``VersusEnv(seat=seats[i], opponents=opponents[i])`` reset
+    with seed ``seed + i``: it deals from one generator and reseeds its opponents from a
+    second one seeded alike, and a deal the opponents clear before the learner's first flip
+    is replaced by the next one. Between two of the learner's flips the opponents play
+    their turns, one compiled step per flip for every game where an opponent is on turn.
+    Opponents that draw random numbers while they play (``random``, ``forgetful``) draw them
+    from one stream for the whole batch, so only their distribution matches single envs.
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        rules: Rules | str | None = None,
+        num_players: int | None = None,
+        seats: int | str | Sequence[int | str] = 0,
+        opponents: BatchPolicy | Sequence[BatchPolicy] | None = None,
+        first_player: int | str = 0,
+        observation_mode: str = "memory",
+        max_episode_steps: int | None = None,
+        **rule_fields: Any,
+    ):
+        self.num_envs = check_num_envs(num_envs)
+        self.rules = table_rules(rules, num_players, **rule_fields)
+        self.game = core.compile_rules(self.rules)
+        players = self.rules.num_players
+        self.memory = check_observation_mode(observation_mode)
+        self.observation_mode = observation_mode
+        self.max_episode_steps = check_max_episode_steps(max_episode_steps)
+        self.first_player = seat_of(first_player, players)
+        self.seats = np.array(
+            [seat_of(s, players, "seats") for s in per_game(seats, self.num_envs, "seats")], dtype=np.int32
+        )
+        if opponents is None:
+            raise ValueError("VersusBatch needs opponents: a batched policy object, or one per game")
+        chosen = per_game(opponents, self.num_envs, "opponents")
+        for policy in chosen:
+            if not isinstance(policy, BatchPolicy):
+                raise ValueError(
+                    f"invalid opponents entry {policy!r}; allowed: policy objects with reset_batch(), "
+                    "reset_rows() and act_rows() (build them from names with "
+                    "concentration_env.envs.opponents.resolve_opponents)"
+                )
+        # One batched policy object per distinct opponent, with a row for every seat of every
+        # game (row game * players + seat), so that each seat keeps its own memory and seed.
+        self.policies: list[BatchPolicy] = []
+        for policy in chosen:
+            if not any(policy is known for known in self.policies):
+                self.policies.append(policy)
+        self.kind = np.array([next(k for k, known in enumerate(self.policies) if known is policy) for policy in chosen])
+        for policy in self.policies:
+            policy.reset_batch([None] * (self.num_envs * players))  # each row is reseeded when dealt
+        self.rotation = (self.seats[:, None] + np.arange(players)) % players  # the learner's seat first
+        self.deal_rngs: list[np.random.Generator | None] = [None] * self.num_envs
+        self.seat_rngs: list[np.random.Generator | None] = [None] * self.num_envs
+        self.state: core.State | None = None
+        self.elapsed = np.zeros(self.num_envs, dtype=np.int64)  # the learner's flips this episode
+
+    # -- seeding and dealing ---------------------------------------------------------------
+    def seed(self, seed: int | Sequence[int | None] | None) -> list[int | None]:
+        """Reseed the games (see :func:`reseed`): the deal and the opponents' seeds of game
+        ``i`` come from two generators seeded alike. Returns the seeds used."""
+        seeds, self.deal_rngs = reseed(seed, self.deal_rngs)
+        _, self.seat_rngs = reseed(seeds, self.seat_rngs)
+        return seeds
+
+    def deal(self, rows: np.ndarray) -> None:
+        """Start new games in ``rows`` and let the opponents play up to each learner's turn."""
+        rows = np.asarray(rows, dtype=np.intp)
+        fill_generators(self.deal_rngs, rows)
+        fill_generators(self.seat_rngs, rows)
+        for _ in range(MAX_REDEALS):
+            if not rows.size:
+                return
+            faces = np.stack([core.deal(self.game, self.deal_rngs[i]) for i in rows])
+            fresh = core.new_state(self.game, faces, self.first_player)
+            if self.state is None:
+                self.state = fresh
+            else:
+                self.state.assign(fresh, rows)
+            self.elapsed[rows] = 0
+            self._reseed_opponents(rows)
+            self.play_opponents()  # what they capture before the learner's first flip is no reward
+            # A deal the opponents cleared before the learner's first flip is no game for it.
+            rows = rows[self.state.done[rows]]
+        if rows.size:
+            raise no_game_for_the_learner(int(self.seats[rows[0]]))
+
+    def reset(self, seed: int | Sequence[int | None] | None = None) -> None:
+        """Deal new games in every seat of the batch."""
+        if seed is not None:
+            self.seed(seed)
+        self.deal(np.arange(self.num_envs))
+
+    def _reseed_opponents(self, rows: np.ndarray) -> None:
+        """Reseed the opponents of games ``rows``, seat by seat, from each game's generator."""
+        players = self.rules.num_players
+        chosen: list[tuple[list, list]] = [([], []) for _ in self.policies]
+        for i in rows:
+            policy_rows, seeds = chosen[self.kind[i]]
+            for seat in range(players):
+                if seat != self.seats[i]:
+                    policy_rows.append(i * players + seat)
+                    seeds.append(int(self.seat_rngs[i].integers(SEED_RANGE)))
+        for policy, (policy_rows, seeds) in zip(self.policies, chosen):
+            if policy_rows:
+                policy.reset_rows(np.array(policy_rows), seeds)
+
+    # -- playing ---------------------------------------------------------------------------
+    def require_reset(self) -> core.State:
+        if self.state is None:
+            raise RuntimeError("call reset() before step()")
+        return self.state
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The learners flip ``actions[i]``; then the opponents play their turns. Returns each
+        learner's reward (float64), whether its game ended and whether its time ran out."""
+        state = self.require_reset()
+        if state.done.any():
+            raise RuntimeError(f"games {np.flatnonzero(state.done).tolist()} are over; deal them before step()")
+        outcome = core.step(self.game, state, core.check_actions(self.game, actions))
+        rewards = self._learner_rewards(outcome) + self.play_opponents()
+        self.elapsed += 1
+        terminated = state.done.copy()
+        if self.rules.reward_mode == "win_loss" and terminated.any():
+            final = scoring.win_loss_rewards(scoring.winners(self.game, state))
+            rewards += np.where(terminated, final[np.arange(self.num_envs), self.seats], 0)
+        truncated = np.zeros(self.num_envs, dtype=bool)
+        if self.max_episode_steps is not None:
+            truncated = ~terminated & (self.elapsed >= self.max_episode_steps)
+        return rewards, terminated, truncated
+
+    def play_opponents(self) -> np.ndarray:
+        """Let the opponents flip until every running game waits for its learner; returns what
+        each learner earned meanwhile."""
+        state = self.require_reset()
+        earned = np.zeros(self.num_envs)
+        while True:
+            moving = ~state.done & (state.player != self.seats)
+            if not moving.any():
+                return earned
+            observation = core.observe(self.game, state, self.memory)
+            actions = np.zeros(self.num_envs, dtype=np.intp)
+            for kind, policy in enumerate(self.policies):
+                games = np.flatnonzero(moving & (self.kind == kind))
+                if games.size:
+                    seen = {key: value[games] for key, value in observation.items()}
+                    actions[games] = policy.act_rows(seen, games * self.rules.num_players + state.player[games])
+            waiting = ~moving & ~state.done
+            state.done |= waiting  # games waiting for their learner sit this flip out
+            outcome = core.step(self.game, state, actions)
+            state.done &= ~waiting
+            earned += self._learner_rewards(outcome)
+
+    def _learner_rewards(self, outcome: core.Outcome) -> np.ndarray:
+        """What each learner earns from one flip per game under the rules' reward mode."""
+        shares = scoring.capture_rewards(self.rules.reward_mode, outcome.mover, outcome.gained, self.rules.num_players)
+        return shares[np.arange(self.num_envs), self.seats]
+
+    # -- what the learners see -------------------------------------------------------------
+    def observe(self) -> dict[str, np.ndarray]:
+        """Each learner's observation, arrays (num_envs, ...): the board, its legal flips and
+        ``scores`` with its own seat first."""
+        state = self.require_reset()
+        observation = core.observe(self.game, state, self.memory)
+        observation["scores"] = np.take_along_axis(state.scores, self.rotation, axis=1)
+        return observation
+
+    def action_masks(self) -> np.ndarray:
+        """(num_envs, num_cards) bool: each learner's legal flips."""
+        return core.legal_mask(self.require_reset())
+
+    def scores(self) -> list[dict[str, int]]:
+        """Every game's points per agent name."""
+        names = [agent_name(seat) for seat in range(self.rules.num_players)]
+        return [dict(zip(names, row)) for row in self.require_reset().scores.tolist()]
+
+    def winners(self) -> list[list[str]]:
+        """Every game's winners (agent names) under the rules' tie-break."""
+        won = scoring.winners(self.game, self.require_reset())
+        return [[agent_name(seat) for seat in np.flatnonzero(row)] for row in won]

@@ -1,0 +1,268 @@
+"""The rules of Concentration: one frozen, validated object for every variant.
+
+``Rules`` is the single source of truth for what game is played. It is checked once when it
+is built (every bad value raises one ``ValueError`` naming the field and what is allowed),
+and compiled once by :func:`concentration_env.game.core.compile_rules` into the arrays the game
+core runs on. Named presets live as YAML files in ``configs/rules/``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from concentration_env.game.cards import JOKERS_PER_PACK, SUITS, Card, picture_faces, standard_faces
+
+PRESET_DIR = Path(__file__).resolve().parents[1] / "presets"
+
+DECKS = ("standard", "pictures")
+MATCHING = ("rank_colour", "rank", "zebra", "identical")
+TURN_POLICIES = ("extra_turn", "one_flip")
+ILLEGAL_ACTIONS = ("end_turn", "raise")
+BACKS = ("plain", "checkerboard")
+TIE_BREAKS = ("share", "first_capture", "highest_rank", "jokers")
+REWARD_MODES = ("pairs", "margin", "win_loss")
+MAX_RANKS = 13
+MAX_PACKS = 2
+
+# Layouts the reference texts name for the classic deck sizes; other sizes get the most
+# square rectangle that holds them.
+CLASSIC_LAYOUTS = {52: (4, 13), 54: (6, 9), 104: (8, 13), 108: (9, 12)}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _fail(field: str, value: Any, allowed: str) -> None:
+    raise ValueError(f"invalid rules: {field}={value!r}; allowed: {allowed}")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every setting of a game of Concentration.
+
+    Fields (defaults first in each list of choices):
+
+    - ``deck``: ``"standard"`` playing cards or ``"pictures"`` (``pairs`` distinct pictures).
+    - ``packs``: 1 or 2 packs; with pictures, each picture appears ``2 * packs`` times.
+    - ``jokers``: add two jokers per standard pack. Jokers pair only with jokers.
+    - ``ranks``: use ranks ace..``ranks`` only (1-13), for shorter games.
+    - ``pairs``: number of distinct pictures (pictures deck only).
+    - ``matching``: ``"rank_colour"`` (same rank and colour), ``"rank"`` (any suit),
+      ``"zebra"`` (same rank, opposite colour) or ``"identical"`` (same rank and suit;
+      needs two packs). Pictures always pair with their twin.
+    - ``turn_policy``: ``"extra_turn"`` (a match earns another turn) or ``"one_flip"``.
+    - ``illegal_action``: ``"end_turn"`` (a flip of a face-up or captured card is undone
+      and ends the turn, counted as an unsuccessful pair) or ``"raise"`` (``ValueError``).
+    - ``max_mismatches``: ``None`` or the number of chips in solitaire; paying the last
+      chip loses the game.
+    - ``layout``: ``None`` (automatic) or ``(rows, cols)``.
+    - ``backs``: ``"plain"`` or ``"checkerboard"`` (two packs with different, public backs
+      dealt in a checkerboard pattern).
+    - ``joker_value``: points for capturing the joker pair.
+    - ``num_players``: seats at the table (1 = solitaire).
+    - ``tie_break``: ``"share"``, ``"first_capture"``, ``"highest_rank"`` or ``"jokers"``.
+    - ``reward_mode``: ``"pairs"`` (points as they are captured), ``"margin"`` (the
+      captor's points minus an equal share of them for every other seat, a zero-sum
+      reward that sums to the pair margin over two-player games) or ``"win_loss"``.
+    """
+
+    deck: str = "standard"
+    packs: int = 1
+    jokers: bool = False
+    ranks: int = MAX_RANKS
+    pairs: int | None = None
+    matching: str = "rank_colour"
+    turn_policy: str = "extra_turn"
+    illegal_action: str = "end_turn"
+    max_mismatches: int | None = None
+    layout: tuple[int, int] | None = None
+    backs: str = "plain"
+    joker_value: int = 1
+    num_players: int = 1
+    tie_break: str = "share"
+    reward_mode: str = "pairs"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.layout, list):
+            object.__setattr__(self, "layout", tuple(self.layout))
+        self._validate()
+
+    # -- validation ------------------------------------------------------------------
+    def _validate(self) -> None:
+        choices = {
+            "deck": DECKS,
+            "matching": MATCHING,
+            "turn_policy": TURN_POLICIES,
+            "illegal_action": ILLEGAL_ACTIONS,
+            "backs": BACKS,
+            "tie_break": TIE_BREAKS,
+            "reward_mode": REWARD_MODES,
+        }
+        for field, allowed in choices.items():
+            value = getattr(self, field)
+            if value not in allowed:
+                _fail(field, value, " | ".join(repr(a) for a in allowed))
+        if not _is_int(self.packs) or not 1 <= self.packs <= MAX_PACKS:
+            _fail("packs", self.packs, f"1 or {MAX_PACKS}")
+        if not isinstance(self.jokers, bool):
+            _fail("jokers", self.jokers, "True or False")
+        if not _is_int(self.ranks) or not 1 <= self.ranks <= MAX_RANKS:
+            _fail("ranks", self.ranks, f"an int from 1 to {MAX_RANKS}")
+        if not _is_int(self.joker_value) or self.joker_value < 1:
+            _fail("joker_value", self.joker_value, "an int >= 1")
+        if not _is_int(self.num_players) or self.num_players < 1:
+            _fail("num_players", self.num_players, "an int >= 1")
+        if self.max_mismatches is not None and (not _is_int(self.max_mismatches) or self.max_mismatches < 1):
+            _fail("max_mismatches", self.max_mismatches, "None or an int >= 1")
+        if self.deck == "pictures":
+            if not _is_int(self.pairs) or self.pairs < 1:
+                _fail("pairs", self.pairs, "an int >= 1 (number of distinct pictures)")
+            if self.jokers:
+                _fail("jokers", self.jokers, "False with deck='pictures'")
+            if self.ranks != MAX_RANKS:
+                _fail("ranks", self.ranks, f"{MAX_RANKS} (unused) with deck='pictures'")
+        else:
+            if self.pairs is not None:
+                _fail("pairs", self.pairs, "None with deck='standard' (use ranks)")
+            if self.matching == "identical" and self.packs < 2:
+                _fail("matching", self.matching, "'identical' only with packs=2")
+        if self.backs == "checkerboard" and self.packs != 2:
+            _fail("backs", self.backs, "'checkerboard' only with packs=2")
+        if self.layout is not None:
+            self._validate_layout()
+
+    def _validate_layout(self) -> None:
+        layout, n = self.layout, self.num_cards
+        if not isinstance(layout, tuple) or len(layout) != 2 or not all(_is_int(x) and x >= 1 for x in layout):
+            _fail("layout", layout, "None or (rows, cols) with positive ints")
+        rows, cols = layout
+        if rows * cols < n or (rows - 1) * cols >= n:
+            _fail(
+                "layout",
+                layout,
+                f"(rows, cols) holding all {n} cards with no empty row, e.g. {_auto_layout(n)}",
+            )
+
+    # -- derived facts ---------------------------------------------------------------
+    @property
+    def faces(self) -> tuple[Card, ...]:
+        """The distinct card faces of this deck; face id = index in this tuple."""
+        if self.deck == "pictures":
+            return picture_faces(self.pairs)
+        return standard_faces(self.ranks, self.jokers)
+
+    @property
+    def copies(self) -> tuple[int, ...]:
+        """How many cards of each face the deck holds."""
+        if self.deck == "pictures":
+            return (2 * self.packs,) * self.pairs
+        suited = (self.packs,) * (self.ranks * len(SUITS))
+        return suited + ((JOKERS_PER_PACK * self.packs,) if self.jokers else ())
+
+    @property
+    def num_cards(self) -> int:
+        """Cards dealt to the table."""
+        return sum(self.copies)
+
+    @property
+    def num_pairs(self) -> int:
+        """Pairs to be captured in a game."""
+        return self.num_cards // 2
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """The grid (rows, cols) the cards are dealt into, row-major."""
+        if self.layout is not None:
+            return self.layout
+        return _auto_layout(self.num_cards)
+
+    # -- construction ------------------------------------------------------------------
+    def replace(self, **changes: Any) -> Rules:
+        """A copy with some fields changed (validated like any other)."""
+        return Rules.from_mapping({**dataclasses.asdict(self), **changes})
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, Any], source: str = "rules") -> Rules:
+        """Build from a plain mapping, rejecting unknown keys by name."""
+        if not isinstance(mapping, Mapping):
+            raise ValueError(f"{source}: expected a mapping of rule fields, got {type(mapping).__name__}")
+        unknown = sorted(set(mapping) - set(FIELDS))
+        if unknown:
+            raise ValueError(
+                f"{source}: unknown rule field(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(FIELDS)}"
+            )
+        try:
+            return cls(**mapping)
+        except ValueError as error:
+            if source == "rules":
+                raise
+            raise ValueError(f"{source}: {error}") from None
+
+    @classmethod
+    def from_preset(cls, name: str, **overrides: Any) -> Rules:
+        """A named preset from ``configs/rules/<name>.yaml``, with fields overridden."""
+        return cls.from_mapping({**_preset_fields(name), **overrides}, source=f"preset {name!r}")
+
+
+FIELDS = tuple(field.name for field in dataclasses.fields(Rules))
+
+
+def preset_names() -> tuple[str, ...]:
+    """The names of the shipped rule presets."""
+    return tuple(sorted(path.stem for path in PRESET_DIR.glob("*.yaml")))
+
+
+def load_yaml_mapping(path: Path) -> dict:
+    """Read a YAML file that must hold a mapping; errors name the file."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        raise ValueError(f"{path}: not valid YAML: {error}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping of keys to values, got {type(data).__name__}")
+    return data
+
+
+def _preset_fields(name: str) -> dict:
+    if not isinstance(name, str) or not (PRESET_DIR / f"{name}.yaml").is_file():
+        raise ValueError(f"invalid rules: unknown preset {name!r}; allowed: {', '.join(preset_names())}")
+    path = PRESET_DIR / f"{name}.yaml"
+    fields = load_yaml_mapping(path)
+    unknown = sorted(set(fields) - set(FIELDS))
+    if unknown:
+        raise ValueError(f"{path}: unknown rule field(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(FIELDS)}")
+    return fields
+
+
+def resolve_rules(rules: Rules | str | None = None, **fields: Any) -> Rules:
+    """Turn what a user passes to an env (a ``Rules``, a preset name, or nothing, plus
+    field keyword arguments) into one validated ``Rules``."""
+    if rules is None:
+        return Rules.from_mapping(fields)
+    if isinstance(rules, Rules):
+        return rules.replace(**fields) if fields else rules
+    if isinstance(rules, str):
+        return Rules.from_preset(rules, **fields)
+    raise ValueError(f"invalid rules: {rules!r}; allowed: a Rules, a preset name ({', '.join(preset_names())}) or None")
+
+
+def _auto_layout(n: int) -> tuple[int, int]:
+    """The classic grid for ``n`` cards, else the most square grid with no empty row."""
+    if n in CLASSIC_LAYOUTS:
+        return CLASSIC_LAYOUTS[n]
+    candidates = []
+    for rows in range(1, math.isqrt(n) + 2):
+        cols = math.ceil(n / rows)
+        if rows <= cols and (rows - 1) * cols < n:
+            candidates.append((cols - rows, rows * cols, (rows, cols)))
+    return min(candidates)[2]

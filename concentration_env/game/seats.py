@@ -1,0 +1,66 @@
+"""Seats, seeds and observation modes: the conventions every game and adapter shares.
+
+Seats are numbered from 0 and named ``player_<seat>`` (PettingZoo's agent names). Policies
+that play seats are reseeded from a game's generator with seeds below :data:`SEED_RANGE`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from concentration_env.game.rules import Rules, resolve_rules
+
+OBSERVATION_MODES = ("memory", "visible")
+
+
+def check_observation_mode(mode: str) -> bool:
+    """Validate an observation mode; True for perfect-memory observations."""
+    if mode not in OBSERVATION_MODES:
+        raise ValueError(f"invalid observation_mode={mode!r}; allowed: 'memory' | 'visible'")
+    return mode == "memory"
+
+
+MIN_PLAYERS = 2
+
+
+def agent_name(seat: int) -> str:
+    """The PettingZoo name of a seat: 0 -> "player_0"."""
+    return f"player_{seat}"
+
+
+def seat_of(value: int | str, players: int, field: str = "first_player") -> int:
+    """A seat number from a seat index or an agent name; ValueError naming ``field``."""
+    names = [agent_name(seat) for seat in range(players)]
+    if isinstance(value, str) and value in names:
+        return names.index(value)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= value < players:
+        return int(value)
+    raise ValueError(f"invalid {field}={value!r}; allowed: a seat 0..{players - 1} or an agent name {names}")
+
+
+def table_rules(rules: Rules | str | None, num_players: int | None, **rule_fields: Any) -> Rules:
+    """Resolve the rules of a game for ``num_players`` (default: the rules' own count when
+    it is two or more, else two)."""
+    resolved = resolve_rules(rules, **rule_fields)
+    if num_players is None:
+        num_players = max(resolved.num_players, MIN_PLAYERS)
+    if not isinstance(num_players, (int, np.integer)) or isinstance(num_players, bool) or num_players < MIN_PLAYERS:
+        raise ValueError(
+            f"invalid num_players={num_players!r}; allowed: an int >= {MIN_PLAYERS} "
+            "(use the solitaire env Concentration-v0 for one player)"
+        )
+    return resolved.replace(num_players=int(num_players))
+
+
+SEED_RANGE = 2**31  # policies are reseeded from the env's generator on every reset
+MAX_REDEALS = 1000  # deals in a row the opponents may clear before the learner's first flip
+
+
+def no_game_for_the_learner(seat: int) -> RuntimeError:
+    """The error for a deck on which the opponents keep clearing the table before the learner can flip."""
+    return RuntimeError(
+        f"the opponents cleared {MAX_REDEALS} deals in a row before the learner (seat {seat}) could flip: "
+        "the deck is too small to play against them; allowed: a larger deck, or first_player set to the learner's seat"
+    )

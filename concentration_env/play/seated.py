@@ -1,0 +1,201 @@
+"""One game between seats (people, bots, saved models), over the package's envs.
+
+``SeatedGame`` drives the solitaire Gymnasium env or the multi-player PettingZoo env through
+their public APIs only (the game itself lives in the core): whose turn it is, what that
+seat observes, one flip at a time, the env's own rendering, and the result. The terminal
+game (``concentration_env.play.terminal``) and the GIF recorder (``record_gif``) are built on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from concentration_env.envs.solitaire import ConcentrationEnv
+from concentration_env.game.cards import Card
+from concentration_env.game.policy import Policy
+from concentration_env.game.rules import Rules
+from concentration_env.render.frame import RENDER_EXTRA
+
+DEFAULT_GIF_FPS = 2
+MISSED_PAIR_SHOWN = 2  # cards face up after a missed pair (one after an opening flip)
+
+
+@dataclass(frozen=True)
+class PlayedFlip:
+    """What one flip did."""
+
+    seat: int
+    position: int
+    card: Card
+    legal: bool
+    ends_turn: bool
+    matched: bool
+
+
+@dataclass(frozen=True)
+class Result:
+    """How a game ended: points per seat, the winning seats, and a one-line summary."""
+
+    scores: tuple[int, ...]
+    winners: tuple[int, ...]
+    summary: str
+
+
+class SeatedGame:
+    """A game of ``rules`` at ``rules.num_players`` seats: the solitaire env for one seat,
+    the multi-player AEC env for more. ``render_mode`` is the env's (``"ansi"`` or
+    ``"rgb_array"``)."""
+
+    def __init__(
+        self,
+        rules: Rules,
+        render_mode: str = "ansi",
+        *,
+        table_shape: str = "grid",
+        observation_mode: str = "memory",
+        seed: int | None = None,
+    ):
+        self.rules = rules
+        self.table_shape = table_shape
+        options = dict(rules=rules, observation_mode=observation_mode, render_mode=render_mode, table_shape=table_shape)
+        if rules.num_players == 1:
+            self.env = ConcentrationEnv(**options)
+            self._observation, self._info = self.env.reset(seed=seed)
+            self._over = False
+        else:
+            from concentration_env.envs.multiplayer import raw_env
+
+            self.env = raw_env(**options)
+            self.env.reset(seed=seed)
+        self.num_players = rules.num_players
+
+    # -- state -------------------------------------------------------------------------
+    @property
+    def solitaire(self) -> bool:
+        return self.num_players == 1
+
+    @property
+    def over(self) -> bool:
+        """Whether the game has ended."""
+        if self.solitaire:
+            return self._over
+        return all(self.env.terminations.values()) or all(self.env.truncations.values())
+
+    @property
+    def to_move(self) -> int:
+        """The seat to move."""
+        return 0 if self.solitaire else self.env.agents.index(self.env.agent_selection)
+
+    @property
+    def scores(self) -> tuple[int, ...]:
+        """Points per seat so far (pairs captured in solitaire)."""
+        if self.solitaire:
+            return (self._info["pairs"],)
+        points = self.env.scores()
+        return tuple(int(points[agent]) for agent in self.env.possible_agents)
+
+    def observe(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """What the seat to move sees, and its legal flips (int8)."""
+        if self.solitaire:
+            return self._observation, self._observation["action_mask"]
+        observed = self.env.observe(self.env.agent_selection)
+        return observed["observation"], observed["action_mask"]
+
+    def render(self):
+        """The env's rendering of the table (text or picture)."""
+        return self.env.render()
+
+    # -- play --------------------------------------------------------------------------
+    def flip(self, position: int) -> PlayedFlip:
+        """Flip ``position`` for the seat to move."""
+        if self.over:
+            raise RuntimeError("the game is over")
+        seat, card = self.to_move, self.env.unwrapped.layout[position]
+        board, mask = self.observe()
+        legal, captured = bool(mask[position]), int(board["removed"].sum())
+        if self.solitaire:
+            self._observation, _, terminated, truncated, self._info = self.env.step(position)
+            self._over = terminated or truncated
+        else:
+            self.env.step(position)
+        # Read the turn off the public board: a capture removes two cards, a missed pair
+        # lies face up (two cards), an opening flip shows one.
+        board = self.observe()[0]
+        matched = legal and int(board["removed"].sum()) > captured
+        ends_turn = not legal or matched or int(board["face_up"].sum()) == MISSED_PAIR_SHOWN
+        return PlayedFlip(seat, position, card, legal, ends_turn, matched)
+
+    def result(self) -> Result:
+        """Scores, winners and a summary (of the game so far if it has not ended)."""
+        if self.solitaire:
+            info = self._info
+            if info.get("won"):
+                summary = f"cleared the table in {info['turns']} turns with {info['mismatches']} unsuccessful pairs"
+            elif self.over:
+                summary = f"out of chips after {info['turns']} turns: {info['pairs']} of {self.rules.num_pairs} pairs"
+            else:
+                summary = f"{info['pairs']} of {self.rules.num_pairs} pairs in {info['turns']} turns"
+            return Result(self.scores, (0,) if info.get("won") else (), summary)
+        agents = self.env.possible_agents
+        winners = tuple(agents.index(a) for a in self.env.infos[agents[0]].get("winners", ()))
+        summary = ", ".join(f"{agent} {score}" for agent, score in zip(agents, self.scores))
+        return Result(self.scores, winners, summary)
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def play_out(match: SeatedGame, bots: Sequence[Policy], max_flips: int | None = None, on_flip=None) -> Result:
+    """Let ``bots[seat]`` play every seat until the game ends (or ``max_flips``);
+    ``on_flip(flip)`` is called after each flip."""
+    flips = 0
+    while not match.over and (max_flips is None or flips < max_flips):
+        observation, mask = match.observe()
+        flip = match.flip(int(bots[match.to_move].act(observation, mask)))
+        flips += 1
+        if on_flip is not None:
+            on_flip(flip)
+    return match.result()
+
+
+def record_gif(
+    rules: Rules,
+    bots: Sequence[Policy],
+    path: str | Path,
+    *,
+    seed: int | None = None,
+    table_shape: str = "grid",
+    fps: int = DEFAULT_GIF_FPS,
+    max_flips: int | None = None,
+    observation_mode: str = "memory",
+) -> tuple[Result, int]:
+    """Play one game between ``bots`` (one per seat) and save every frame, from the deal to
+    the last flip, as an animated GIF at ``path``; returns the result and the frame count."""
+    match = SeatedGame(rules, "rgb_array", table_shape=table_shape, observation_mode=observation_mode, seed=seed)
+    for seat, bot in enumerate(bots):
+        bot.reset(seed=None if seed is None else seed + seat)
+    frames = [match.render()]
+    result = play_out(match, bots, max_flips, on_flip=lambda _: frames.append(match.render()))
+    match.close()
+    save_gif(frames, path, fps)
+    return result, len(frames)
+
+
+def save_gif(frames: Sequence[np.ndarray], path: str | Path, fps: int = DEFAULT_GIF_FPS) -> None:
+    """Write RGB frames as a looping animated GIF (Pillow, from the render extra)."""
+    try:
+        from PIL import Image
+    except ImportError as error:
+        from gymnasium.error import DependencyNotInstalled
+
+        raise DependencyNotInstalled(
+            f"writing GIFs needs Pillow, which is not installed; run {RENDER_EXTRA}"
+        ) from error
+    images = [Image.fromarray(frame) for frame in frames]
+    # Every frame differs from the one before (a flip always changes the table or the
+    # status line), so Pillow keeps them all rather than merging repeats.
+    images[0].save(path, save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0)

@@ -1,0 +1,1 @@
+"""Drawing the table: text, pictures and the pygame window (no game logic)."""

@@ -1,0 +1,96 @@
+"""Per-card features: each one recomputed from the hidden game state and compared."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import concentration_env
+from concentration_env.envs.features import FEATURE_NAMES, NUM_CARD_FEATURES, CardFeatures
+from concentration_env.game import core
+
+RULE_SETS = [
+    {"rules": "toddler"},  # any suit: four cards per rank, several partners
+    {"deck": "pictures", "pairs": 6},
+    {"ranks": 3, "matching": "zebra"},
+]
+
+
+def expected_features(game, state, memory: bool) -> dict[str, np.ndarray]:
+    """The documented features from the god view of one game (batch row 0)."""
+    faces, removed = state.faces[0], state.removed[0]
+    up = core.face_up(state)[0]
+    known = (state.seen[0] if memory else up) & ~removed
+    n = len(faces)
+    mid_turn = state.first[0] != core.NONE
+    pairs = known[:, None] & known[None, :] & game.match[faces[:, None], faces[None, :]] & ~np.eye(n, dtype=bool)
+    matches_first = np.zeros(n, dtype=bool)
+    if mid_turn:
+        first = state.first[0]
+        matches_first = known & game.match[faces[first], faces] & (np.arange(n) != first)
+    return {
+        "unknown": ~known & ~removed,
+        "known": known & ~up,
+        "first": (np.arange(n) == state.first[0]) & mid_turn,
+        "face_up": up,
+        "removed": removed,
+        "legal": core.legal_mask(state)[0],
+        "matches_first": matches_first,
+        "known_pair": pairs.any(axis=1),
+        "mid_turn": np.full(n, mid_turn),
+        "match_known": np.full(n, matches_first.any()),
+        "pair_known": np.full(n, pairs.any()),
+        "unknown_frac": np.full(n, (~known & ~removed).mean()),
+        "removed_frac": np.full(n, removed.mean()),
+    }
+
+
+@pytest.mark.parametrize("mode", ["memory", "visible"])
+@pytest.mark.parametrize("fields", RULE_SETS)
+def test_features_match_the_god_view_through_random_games(fields, mode):
+    env = CardFeatures(gym.make("Concentration-v0", observation_mode=mode, **fields))
+    assert env.observation_space.shape == (env.unwrapped.game.num_cards, NUM_CARD_FEATURES)
+    rng = np.random.default_rng(0)
+    seen_matches = 0
+    for episode in range(2):
+        obs, info = env.reset(seed=episode)
+        done = False
+        while not done:
+            assert env.observation_space.contains(obs)
+            want = expected_features(env.unwrapped.game, env.unwrapped._state, mode == "memory")
+            for k, name in enumerate(FEATURE_NAMES):
+                np.testing.assert_allclose(obs[:, k], want[name], err_msg=name)
+            seen_matches += int(want["matches_first"].any())
+            obs, _, terminated, truncated, info = env.step(rng.choice(np.flatnonzero(info["action_mask"])))
+            done = terminated or truncated
+    if mode == "memory":
+        assert seen_matches > 0  # the interesting feature was exercised
+
+
+def test_action_masks_reach_through_the_wrapper():
+    env = CardFeatures(gym.make("Concentration-v0", rules="toddler"))
+    _, info = env.reset(seed=1)
+    np.testing.assert_array_equal(env.get_wrapper_attr("action_masks")(), info["action_mask"].astype(bool))
+
+
+def test_vec_wrapper_equals_the_single_env_wrapper():
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from concentration_env.envs.features import vec_card_features
+
+    rules = concentration_env.Rules.from_preset("toddler")
+    plain = DummyVecEnv([lambda: gym.make("Concentration-v0", rules=rules)] * 2)
+    wrapped = DummyVecEnv([lambda: CardFeatures(gym.make("Concentration-v0", rules=rules))] * 2)
+    batched = vec_card_features(plain, rules)
+    for venv in (wrapped, batched):
+        venv.seed(5)
+    a, b = wrapped.reset(), batched.reset()
+    rng = np.random.default_rng(2)
+    for _ in range(120):
+        np.testing.assert_array_equal(a, b)
+        masks = np.stack(wrapped.env_method("action_masks"))
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        a, _, done_a, info_a = wrapped.step(actions)
+        b, _, done_b, info_b = batched.step(actions)
+        np.testing.assert_array_equal(done_a, done_b)
+        for i in np.flatnonzero(done_a):
+            np.testing.assert_array_equal(info_a[i]["terminal_observation"], info_b[i]["terminal_observation"])

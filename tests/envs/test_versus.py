@@ -1,0 +1,139 @@
+"""The play-against-opponents Gymnasium env (ConcentrationVs-v0)."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env as gym_check_env
+
+from concentration_env.envs.versus import VersusEnv
+from tests.helpers.tables import RandomPolicy, short_rules
+
+CHECK_CONFIGS = [
+    dict(num_players=2, ranks=6),
+    dict(num_players=3, rules=short_rules("checkerboard"), observation_mode="visible"),
+    dict(num_players=4, rules=short_rules("jokers"), seat=2, reward_mode="win_loss"),
+]
+
+
+def make(**kwargs):
+    kwargs.setdefault("opponents", RandomPolicy())
+    return VersusEnv(**kwargs)
+
+
+def play_to_the_end(env, seed):
+    """Play the learner's seat with random legal flips; return total reward and the last info."""
+    rng = np.random.default_rng(seed)
+    obs, info = env.reset(seed=seed)
+    total, terminated = 0.0, False
+    while not terminated:
+        assert obs["action_mask"].any(), "the learner is only asked to act on its turn"
+        assert np.array_equal(env.action_masks(), obs["action_mask"].astype(bool))
+        obs, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        total += reward
+    return total, info
+
+
+@pytest.mark.parametrize("kwargs", CHECK_CONFIGS)
+def test_gymnasium_and_sb3_check_env(kwargs):
+    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
+    gym_check_env(make(**kwargs), skip_render_check=True)
+    sb3_checker.check_env(make(**kwargs), warn=True)
+
+
+def test_registered_id_and_flat_observation():
+    env = gym.make("ConcentrationVs-v0", num_players=3, opponents=RandomPolicy(), ranks=3)
+    obs, info = env.reset(seed=0)
+    assert set(obs) == {"cards", "face_up", "removed", "action_mask", "scores"}
+    assert obs["action_mask"].dtype == np.int8 and info["action_mask"].dtype == np.int8
+    assert obs["scores"].shape == (3,) and env.observation_space.contains(obs)
+    assert env.spec.max_episode_steps == 10_000
+
+
+@pytest.mark.parametrize("seat, first_player", [(0, 0), (1, 0), (2, 1)])
+def test_learner_reward_is_its_points_and_opponents_move_in_between(seat, first_player):
+    env = make(num_players=3, seat=seat, first_player=first_player, ranks=4)
+    for seed in range(3):
+        total, info = play_to_the_end(env, seed)
+        assert total == info["scores"][f"player_{seat}"] == env.unwrapped._table.scores()[info["agent"]]
+        assert sum(info["scores"].values()) == 8 and info["winners"]
+        assert not info["action_mask"].any()
+
+
+def test_win_loss_reward_matches_the_winners():
+    env = make(num_players=2, ranks=3, reward_mode="win_loss")
+    outcomes = set()
+    for seed in range(12):
+        total, info = play_to_the_end(env, seed)
+        won, shared = "player_0" in info["winners"], len(info["winners"]) == 2
+        assert total == (0 if shared else (1 if won else -1))
+        outcomes.add(total)
+    assert len(outcomes) > 1  # the test saw more than one kind of ending
+
+
+def test_same_seed_same_game_and_opponent_sequence():
+    runs = []
+    for _ in range(2):
+        env = make(num_players=3, ranks=3, opponents=[RandomPolicy(), RandomPolicy()])
+        obs, _ = env.reset(seed=11)
+        trace = [obs["cards"].copy()]
+        for _ in range(10):
+            obs, *_ = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+            trace.append(obs["cards"].copy())
+        runs.append(np.array(trace))
+    assert np.array_equal(*runs)
+
+
+def test_step_after_the_end_and_before_reset_raise():
+    env = make(num_players=2, ranks=1)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    play_to_the_end(env, 0)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        (dict(num_players=3, opponents=[RandomPolicy()]), "opponents"),
+        (dict(num_players=2, opponents=42), "policy"),
+        (dict(num_players=2, seat=2), "seat"),
+        (dict(num_players=1), "num_players"),
+    ],
+)
+def test_bad_settings(kwargs, field):
+    with pytest.raises(ValueError, match=field):
+        VersusEnv(**kwargs)
+
+
+def test_policy_names_resolve_through_baselines():
+    baselines = pytest.importorskip("baselines")
+    if not hasattr(baselines, "make_policy"):
+        pytest.skip("the baselines package has no make_policy yet")
+    env = VersusEnv(num_players=2, ranks=3)  # the default opponent: greedy
+    total, info = play_to_the_end(env, 0)
+    assert info["winners"]
+    assert type(env.opponents[1]) is type(baselines.make_policy("greedy", env.rules))
+
+
+def test_reset_never_returns_a_game_the_opponents_already_finished():
+    """On 4 cards a greedy opponent moving first often clears the table at once; reset
+    deals again until the learner has a move, and the same seed still gives the same deal."""
+    for seed in range(30):
+        env = gym.make("ConcentrationVs-v0", ranks=1, first_player=1, opponents="greedy")
+        obs, info = env.reset(seed=seed)
+        assert obs["action_mask"].any()
+        env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+        again = gym.make("ConcentrationVs-v0", ranks=1, first_player=1, opponents="greedy")
+        again.reset(seed=seed)
+        assert again.unwrapped.layout == env.unwrapped.layout
+
+
+def test_reset_raises_when_the_opponents_always_clear_the_table_first():
+    """On one pair the opponent moving first always captures it: no deal leaves the learner
+    a move, so reset gives up with one clear error instead of dealing forever."""
+    env = gym.make("ConcentrationVs-v0", deck="pictures", pairs=1, first_player=1, opponents="greedy")
+    with pytest.raises(RuntimeError, match=r"cleared 1000 deals in a row before the learner \(seat 0\).*too small"):
+        env.reset(seed=0)
+    with pytest.raises(RuntimeError, match="episode is over"):
+        env.step(0)

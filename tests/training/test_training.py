@@ -1,0 +1,201 @@
+"""Smoke-train every shipped config on a small deck, then load the model and play with it."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+
+from baselines import make_policy
+from baselines.evaluate import play
+from concentration_env.training import ModelPolicy, load_config, train
+from concentration_env.training.run_folder import read_eval_csv
+
+CONFIGS = Path("configs/train")
+MAX_TURNS = 60
+QUICK = ["eval_freq=256", "eval_episodes=4", "checkpoint_freq=256", "total_timesteps=512"]
+# Per shipped config: a small deck and small batches, so each trains in seconds.
+SMALL = {
+    "solitaire_ppo": [
+        "rules=toddler",
+        "num_envs=4",
+        "hyperparameters.n_steps=64",
+        "hyperparameters.batch_size=64",
+        "hyperparameters.n_epochs=2",
+    ],
+    "visible_recurrent": ["rules.pairs=3", "num_envs=8", "hyperparameters.n_steps=32", "hyperparameters.n_epochs=1"],
+    "duel2p_ppo": [
+        "rules.ranks=3",
+        "num_envs=4",
+        "hyperparameters.n_steps=64",
+        "hyperparameters.batch_size=64",
+        "hyperparameters.n_epochs=2",
+    ],
+    "maskable_throughput": [
+        "rules=toddler",
+        "num_envs=4",
+        "hyperparameters.n_steps=64",
+        "hyperparameters.batch_size=64",
+        "hyperparameters.n_epochs=2",
+    ],
+}
+
+
+def shipped():
+    return sorted(p.stem for p in CONFIGS.glob("*.yaml"))
+
+
+def test_every_shipped_config_has_a_smoke_setting():
+    assert set(shipped()) <= set(SMALL)
+
+
+@pytest.fixture(scope="module")
+def smoke_runs(tmp_path_factory):
+    """Train each shipped config once on its small deck (shared by the tests below)."""
+    runs = {}
+
+    def run(name):
+        if name not in runs:
+            config = load_config(CONFIGS / f"{name}.yaml", SMALL[name] + QUICK)
+            runs[name] = config, train(config, name, tmp_path_factory.mktemp(name) / "run", progress_bar=False)
+        return runs[name]
+
+    return run
+
+
+@pytest.mark.parametrize("name", shipped())
+def test_smoke_train_load_and_evaluate(name, smoke_runs):
+    config, run_dir = smoke_runs(name)
+
+    for item in ("config.yaml", "eval.csv", "learning_curve.png", "training.json", "tb"):
+        assert (run_dir / item).exists(), item
+    assert any((run_dir / "tb").rglob("events.out.tfevents.*"))
+    assert any((run_dir / "checkpoints").iterdir())
+    evals = read_eval_csv(run_dir / "eval.csv")
+    assert len(evals["timesteps"]) >= 1 and np.all(evals["games"] >= 2)
+    summary = json.loads((run_dir / "training.json").read_text())
+    assert summary["timesteps"] >= 512 and not summary["interrupted"]
+
+    rules = config.resolved_rules
+    policy = ModelPolicy(run_dir, rules)
+    seats = [policy] if rules.num_players == 1 else [policy, make_policy("greedy", rules)]
+    # A barely trained deterministic policy may repeat one missed pair: cap the turns.
+    result = play(rules, seats, games=4, seed=0, max_turns=MAX_TURNS)
+    # Every turn captured a pair or missed (masked flips are legal, none is lost).
+    np.testing.assert_array_equal(result.scores.sum(axis=1) + result.mismatches, result.turns)
+    assert (result.turns >= rules.num_pairs).all() or (result.turns == MAX_TURNS).any()
+
+
+def test_a_saved_policy_is_deterministic_and_checks_its_rules(smoke_runs):
+    config, run_dir = smoke_runs("solitaire_ppo")
+    rules = config.resolved_rules
+    first = play(rules, [ModelPolicy(run_dir / "final_model.zip")], games=3, seed=7, max_turns=MAX_TURNS)
+    again = play(rules, [ModelPolicy(run_dir)], games=3, seed=7, max_turns=MAX_TURNS)
+    np.testing.assert_array_equal(first.turns, again.turns)
+    with pytest.raises(ValueError, match="cannot play 52 cards"):
+        ModelPolicy(run_dir, rules.replace(ranks=13, matching="rank_colour"))
+
+
+def test_ctrl_c_saves_the_model(tmp_path, monkeypatch):
+    from stable_baselines3.common.callbacks import CheckpointCallback
+
+    def interrupt(self):
+        if self.num_timesteps >= 256:
+            raise KeyboardInterrupt
+        return True
+
+    monkeypatch.setattr(CheckpointCallback, "_on_step", interrupt)
+    config = load_config(CONFIGS / "solitaire_ppo.yaml", SMALL["solitaire_ppo"] + QUICK + ["total_timesteps=100000"])
+    run_dir = train(config, "solitaire_ppo", tmp_path / "run", progress_bar=False)
+    summary = json.loads((run_dir / "training.json").read_text())
+    assert summary["interrupted"] and summary["timesteps"] < 100000
+    assert (run_dir / "final_model.zip").is_file()
+    ModelPolicy(run_dir).reset()
+
+
+def test_recurrent_record_of_seen_faces_uses_only_observations():
+    import torch
+
+    from concentration_env.training.recurrent import remember
+
+    def obs(cards, removed):
+        return {"cards": torch.tensor([cards]), "removed": torch.tensor([removed])}
+
+    recalled = torch.zeros(1, 4, dtype=torch.long)
+    recalled = remember(recalled, obs([0, 3, 0, 0], [0, 0, 0, 0]), torch.tensor([1.0]))
+    recalled = remember(recalled, obs([0, 0, 2, 0], [0, 0, 0, 0]), torch.tensor([0.0]))
+    assert recalled.tolist() == [[0, 3, 2, 0]]  # both faces remembered after they turned down
+    recalled = remember(recalled, obs([0, 0, 0, 0], [0, 1, 0, 0]), torch.tensor([0.0]))
+    assert recalled.tolist() == [[0, 0, 2, 0]]  # captured cards are forgotten
+    recalled = remember(recalled, obs([1, 0, 0, 0], [0, 0, 0, 0]), torch.tensor([1.0]))
+    assert recalled.tolist() == [[1, 0, 0, 0]]  # a new episode starts from nothing
+
+
+def test_a_saved_agent_plays_the_opponent_in_single_and_batched_versus_games(smoke_runs):
+    import gymnasium as gym
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from concentration_env.integrations.sb3 import make_sb3_vec_env
+    from tests.helpers.batched import assert_same, play_alongside
+
+    config, run_dir = smoke_runs("duel2p_ppo")
+    rules, model = config.resolved_rules, str(run_dir / "final_model.zip")
+    seats = [0, 1, 0, 1]
+    ours = make_sb3_vec_env(len(seats), rules=rules, seats=seats, opponents=model, max_episode_steps=40)
+    reference = DummyVecEnv(
+        [
+            lambda seat=seat: gym.make(
+                "ConcentrationVs-v0", rules=rules, seat=seat, opponents=model, max_episode_steps=40
+            )
+            for seat in seats
+        ]
+    )
+    ours.seed(3), reference.seed(3)
+    assert_same(ours.reset(), reference.reset(), "reset")
+    ends = play_alongside(
+        ours, reference, 120, 0, lambda result, expected, where: assert_same(result[:3], expected[:3], where)
+    )
+    assert ends > len(seats)
+
+
+def test_league_config_trains_against_a_saved_agent(smoke_runs, tmp_path):
+    config, run_dir = smoke_runs("duel2p_ppo")
+    model = str(run_dir / "final_model.zip")
+    league = load_config(CONFIGS / "duel2p_ppo.yaml", SMALL["duel2p_ppo"] + QUICK + [f"opponents=[{model}, greedy]"])
+    assert league.opponents == (model, "greedy")
+    league_dir = train(league, "league", tmp_path / "run", progress_bar=False)
+    assert read_eval_csv(league_dir / "eval.csv")["games"].min() >= 2  # evaluated against the saved agent
+    with pytest.raises(ValueError, match="no saved model at 'nowhere.zip'"):
+        load_config(CONFIGS / "duel2p_ppo.yaml", ["opponents=[nowhere.zip]"])
+    with pytest.raises(ValueError, match="unknown policy 'grumpy'"):
+        load_config(CONFIGS / "duel2p_ppo.yaml", ["opponents=[grumpy]"])
+
+
+def test_a_recurrent_agent_keeps_one_memory_per_game_as_a_batched_opponent(smoke_runs):
+    from concentration_env.envs.opponents import resolve_opponents
+    from concentration_env.game.batch import VersusBatch
+
+    config, run_dir = smoke_runs("visible_recurrent")
+    rules = config.resolved_rules.replace(num_players=2)
+    opponents = resolve_opponents(str(run_dir / "final_model.pt"), rules, 3)
+    batch = VersusBatch(3, rules, seats=[1, 0, 1], opponents=opponents, max_episode_steps=30)
+    batch.reset(seed=0)
+    opponent = batch.policies[0]
+    assert opponent._actor.memory.shape[0] == 3 * rules.num_players  # a row per seat of every game
+    before = opponent._actor.memory.clone()
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        rewards, terminated, truncated = batch.step([rng.choice(np.flatnonzero(row)) for row in batch.action_masks()])
+        batch.deal(np.flatnonzero(terminated | truncated))
+    learner_rows = [1, 2, 5]  # game * players + the learner's seat: never the opponent's
+    assert torch_equal(opponent._actor.memory[learner_rows], before[learner_rows])
+    assert not torch_equal(opponent._actor.memory, before)
+
+
+def torch_equal(a, b):
+    import torch
+
+    return bool(torch.equal(a, b))
