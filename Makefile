@@ -1,6 +1,6 @@
 # The two commands of the README: `make main` and `make test`. Each sets everything up first.
 # The RLlib smoke test runs in its own venv (.venv-rllib): ray[rllib] pins an older gymnasium.
-.PHONY: setup setup-rllib main test
+.PHONY: setup setup-rllib setup-docs main test docs
 
 setup:
 	bash scripts/setup.sh
@@ -8,9 +8,16 @@ setup:
 setup-rllib:
 	bash scripts/setup.sh rllib
 
+# The documentation site: mkdocs (material, mkdocstrings) in its own venv, built in strict mode into site/.
+setup-docs:
+	bash scripts/setup.sh docs
+
 main: setup
 	.venv/bin/python scripts/main.py
 
 test: setup setup-rllib
 	.venv/bin/python -m pytest
 	.venv-rllib/bin/python -m pytest tests/integrations/test_rllib.py
+
+docs: setup-docs
+	.venv-docs/bin/mkdocs build --strict

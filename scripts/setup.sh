@@ -2,15 +2,17 @@
 # Create a venv with everything the project needs (idempotent: a second run only checks).
 #   scripts/setup.sh         .venv: the package with its train, dev and render extras
 #   scripts/setup.sh rllib   .venv-rllib: the rllib and dev extras (ray pins its own gymnasium)
+#   scripts/setup.sh docs    .venv-docs: the docs extra (mkdocs), for `make docs`; no torch
 # torch==2.13.0 goes first: that CPU build lies on this machine's disk, and any other
 # version would pull a multi-GB CUDA build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 case "${1:-main}" in
-  main) venv=.venv extras=train,dev,render ;;
-  rllib) venv=.venv-rllib extras=rllib,dev ;;
-  *) echo "usage: $0 [main|rllib]" >&2; exit 2 ;;
+  main) venv=.venv extras=train,dev,render torch=yes ;;
+  rllib) venv=.venv-rllib extras=rllib,dev torch=yes ;;
+  docs) venv=.venv-docs extras=docs torch=no ;;
+  *) echo "usage: $0 [main|rllib|docs]" >&2; exit 2 ;;
 esac
 stamp=$venv/.setup-stamp
 want=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)
@@ -19,6 +21,6 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 fi
 [ -x $venv/bin/python ] || "$PYTHON" -m venv $venv
 $venv/bin/python -m pip install --quiet --upgrade pip
-$venv/bin/python -m pip install --quiet torch==2.13.0
+[ "$torch" = no ] || $venv/bin/python -m pip install --quiet torch==2.13.0
 $venv/bin/python -m pip install --quiet -e ".[$extras]"
 echo "$want" > "$stamp"
