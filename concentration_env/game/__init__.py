@@ -7,7 +7,7 @@ winners and tie-breaks (:mod:`.scoring`), the Memory Duel's rules (:mod:`.duel_r
 seats, seeds and observation modes (:mod:`.seats`), the policy protocols (:mod:`.policy`)
 and the engines that step many games at once (:mod:`.batch`).
 
-Contract (checked by ``tests/game/test_layer.py``): nothing under this package imports
+Contract (checked by ``tests/test_layout.py``): nothing under this package imports
 Gymnasium, PettingZoo or any learning framework (torch, Stable-Baselines3, Ray), nor any
 other part of ``concentration_env``. The adapters in :mod:`concentration_env.envs` and
 :mod:`concentration_env.integrations` format what this layer decides.
