@@ -18,7 +18,7 @@ from concentration_env.envs.solitaire import ConcentrationEnv
 from concentration_env.game.cards import Card
 from concentration_env.game.policy import Policy
 from concentration_env.game.rules import Rules
-from concentration_env.render.frame import RENDER_EXTRA
+from concentration_env.render.window import RENDER_EXTRA
 
 DEFAULT_GIF_FPS = 2
 MISSED_PAIR_SHOWN = 2  # cards face up after a missed pair (one after an opening flip)
