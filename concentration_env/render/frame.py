@@ -139,19 +139,3 @@ def position_at(frame: np.ndarray, shape: tuple[int, int], num_cards: int, table
     geometry = table_geometry(tuple(shape), num_cards, table_shape)
     left = (frame.shape[1] - geometry.width) // 2
     return geometry.position_at(x - left, y - STATUS_H)
-
-
-def render_rgb(
-    shape: tuple[int, int],
-    cards: Sequence[Card],
-    face_up: Sequence[bool],
-    removed: Sequence[bool],
-    backs: Sequence[int] | None = None,
-    *,
-    status: str = "",
-    scores: Sequence[tuple[str, int]] | None = None,
-    to_move: int | None = None,
-    table_shape: str = "grid",
-) -> np.ndarray:
-    """One table as an RGB picture ``(height, width, 3)`` uint8 (see ``render_tables``)."""
-    return render_tables([Table(shape, cards, face_up, removed, backs)], status, scores, to_move, table_shape)
