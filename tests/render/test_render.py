@@ -11,7 +11,8 @@ from gymnasium.utils.env_checker import check_env
 import concentration_env  # noqa: F401  (registers the ids)
 from concentration_env import Card, Rules
 from concentration_env.envs.solitaire import ConcentrationEnv
-from concentration_env.play.seated import SeatedGame, play_out, record_gif
+from concentration_env.play.gif import record_gif
+from concentration_env.play.seated import SeatedGame, play_out
 from concentration_env.render.coordinates import coordinate, parse_coordinate
 from concentration_env.render.font import LINE_H
 from concentration_env.render.frame import FELT, HIGHLIGHT, STATUS_LINES, Table, draw_status, draw_table, render_tables
