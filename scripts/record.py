@@ -14,9 +14,9 @@ import sys
 
 from concentration_env.envs.opponents import resolve_policy
 from concentration_env.game.rules import preset_names
-from concentration_env.play.seated import DEFAULT_GIF_FPS, record_gif
+from concentration_env.play.gif import DEFAULT_GIF_FPS, record_gif
 from concentration_env.play.terminal import build_rules
-from concentration_env.render.frame import TABLE_SHAPES
+from concentration_env.render.shapes import TABLE_SHAPES
 
 
 def main(argv: list[str] | None = None) -> int:

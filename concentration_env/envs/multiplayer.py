@@ -19,14 +19,10 @@ from concentration_env.envs.spaces import Positions, board_space, parse_action
 from concentration_env.game import core, scoring
 from concentration_env.game.rules import Rules
 from concentration_env.game.seats import agent_name, check_observation_mode, seat_of, table_rules
-from concentration_env.render.frame import (
-    Screen,
-    Table,
-    check_render_mode,
-    check_table_shape,
-    render_ansi,
-    render_tables,
-)
+from concentration_env.render.frame import Table, render_tables
+from concentration_env.render.shapes import check_table_shape
+from concentration_env.render.text import render_ansi
+from concentration_env.render.window import Screen, check_render_mode
 
 RENDER_MODES = ("ansi", "rgb_array", "human")
 

@@ -11,14 +11,10 @@ from concentration_env.envs.spaces import board_space, parse_action
 from concentration_env.game import core
 from concentration_env.game.rules import Rules, resolve_rules
 from concentration_env.game.seats import check_observation_mode
-from concentration_env.render.frame import (
-    Screen,
-    Table,
-    check_render_mode,
-    check_table_shape,
-    render_ansi,
-    render_tables,
-)
+from concentration_env.render.frame import Table, render_tables
+from concentration_env.render.shapes import check_table_shape
+from concentration_env.render.text import render_ansi
+from concentration_env.render.window import Screen, check_render_mode
 
 MAX_EPISODE_STEPS = 10_000
 

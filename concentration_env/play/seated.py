@@ -3,14 +3,14 @@
 ``SeatedGame`` drives the solitaire Gymnasium env or the multi-player PettingZoo env through
 their public APIs only (the game itself lives in the core): whose turn it is, what that
 seat observes, one flip at a time, the env's own rendering, and the result. The terminal
-game (``concentration_env.play.terminal``) and the GIF recorder (``record_gif``) are built on it.
+game (``concentration_env.play.terminal``) and the GIF recorder (``concentration_env.play.gif``)
+are built on it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -18,9 +18,7 @@ from concentration_env.envs.solitaire import ConcentrationEnv
 from concentration_env.game.cards import Card
 from concentration_env.game.policy import Policy
 from concentration_env.game.rules import Rules
-from concentration_env.render.frame import RENDER_EXTRA
 
-DEFAULT_GIF_FPS = 2
 MISSED_PAIR_SHOWN = 2  # cards face up after a missed pair (one after an opening flip)
 
 
@@ -160,42 +158,3 @@ def play_out(match: SeatedGame, bots: Sequence[Policy], max_flips: int | None = 
         if on_flip is not None:
             on_flip(flip)
     return match.result()
-
-
-def record_gif(
-    rules: Rules,
-    bots: Sequence[Policy],
-    path: str | Path,
-    *,
-    seed: int | None = None,
-    table_shape: str = "grid",
-    fps: int = DEFAULT_GIF_FPS,
-    max_flips: int | None = None,
-    observation_mode: str = "memory",
-) -> tuple[Result, int]:
-    """Play one game between ``bots`` (one per seat) and save every frame, from the deal to
-    the last flip, as an animated GIF at ``path``; returns the result and the frame count."""
-    match = SeatedGame(rules, "rgb_array", table_shape=table_shape, observation_mode=observation_mode, seed=seed)
-    for seat, bot in enumerate(bots):
-        bot.reset(seed=None if seed is None else seed + seat)
-    frames = [match.render()]
-    result = play_out(match, bots, max_flips, on_flip=lambda _: frames.append(match.render()))
-    match.close()
-    save_gif(frames, path, fps)
-    return result, len(frames)
-
-
-def save_gif(frames: Sequence[np.ndarray], path: str | Path, fps: int = DEFAULT_GIF_FPS) -> None:
-    """Write RGB frames as a looping animated GIF (Pillow, from the render extra)."""
-    try:
-        from PIL import Image
-    except ImportError as error:
-        from gymnasium.error import DependencyNotInstalled
-
-        raise DependencyNotInstalled(
-            f"writing GIFs needs Pillow, which is not installed; run {RENDER_EXTRA}"
-        ) from error
-    images = [Image.fromarray(frame) for frame in frames]
-    # Every frame differs from the one before (a flip always changes the table or the
-    # status line), so Pillow keeps them all rather than merging repeats.
-    images[0].save(path, save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0)

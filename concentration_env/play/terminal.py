@@ -31,13 +31,10 @@ from concentration_env.envs.solitaire import ConcentrationEnv
 from concentration_env.game.policy import Policy
 from concentration_env.game.rules import FIELDS, Rules, preset_names
 from concentration_env.play.seated import PlayedFlip, SeatedGame
-from concentration_env.render.frame import (
-    TABLE_SHAPES,
-    Screen,
-    coordinate,
-    parse_coordinate,
-    position_at,
-)
+from concentration_env.render.coordinates import coordinate, parse_coordinate
+from concentration_env.render.frame import position_at
+from concentration_env.render.shapes import TABLE_SHAPES
+from concentration_env.render.window import Screen
 
 HUMAN = "you"
 QUIT_WORDS = ("quit", "exit", "q")

@@ -16,7 +16,12 @@ from concentration_env import Rules
 from concentration_env.envs.solitaire import ConcentrationEnv
 from concentration_env.play.seated import SeatedGame
 from concentration_env.play.terminal import EXIT_ABANDONED, EXIT_FINISHED, EXIT_USAGE, TerminalGame, main
-from concentration_env.render import frame as R
+from concentration_env.render.coordinates import coordinate, parse_coordinate
+from concentration_env.render.font import LINE_H
+from concentration_env.render.frame import STATUS_LINES
+from concentration_env.render.shapes import GAP, table_geometry
+from concentration_env.render.sprites import CARD_H, CARD_W
+from concentration_env.render.window import Screen
 from tests.helpers.tables import RandomPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +52,7 @@ def pairs_of(rules, seed):
         a = left.pop(0)
         b = next(p for p in left if match[faces[a], faces[p]])
         left.remove(b)
-        pairs.append((R.coordinate(a, cols), R.coordinate(b, cols)))
+        pairs.append((coordinate(a, cols), coordinate(b, cols)))
     return pairs
 
 
@@ -193,15 +198,15 @@ def test_window_play_with_mouse_clicks(monkeypatch):
     (a1, a2), _ = pairs_of(rules, seed=4)[:2]
     match = SeatedGame(rules, "rgb_array", table_shape="diamond", seed=4)
     frame = match.render()
-    geometry = R.table_geometry(rules.shape, rules.num_cards, "diamond")
-    left, top = (frame.shape[1] - geometry.width) // 2, R.STATUS_LINES * R.LINE_H + R.GAP
+    geometry = table_geometry(rules.shape, rules.num_cards, "diamond")
+    left, top = (frame.shape[1] - geometry.width) // 2, STATUS_LINES * LINE_H + GAP
 
     def centre(name):
-        x, y = geometry.xy[R.parse_coordinate(name, rules.shape, rules.num_cards)]
-        return left + int(x) + R.CARD_W // 2, top + int(y) + R.CARD_H // 2
+        x, y = geometry.xy[parse_coordinate(name, rules.shape, rules.num_cards)]
+        return left + int(x) + CARD_W // 2, top + int(y) + CARD_H // 2
 
     clicks = [centre(a1), (1, 1), centre(a1), centre(a2), centre(a2), None]  # None: the window closes
-    screen = R.Screen(fps=1000)
+    screen = Screen(fps=1000)
     monkeypatch.setattr(screen, "wait_click", lambda: clicks.pop(0))
     out = io.StringIO()
     status = TerminalGame(match, 0, [], ["you"], 0.0, screen, out).run()
@@ -218,7 +223,7 @@ def test_against_bots_to_the_end_screen(monkeypatch):
     """Seat 1 of 3, typing every coordinate in turn, each twice: captured and face-up ones
     are refused with a message, and the game runs to its end screen."""
     rules = Rules.from_preset("toddler", num_players=3)
-    cycle = [R.coordinate(i, rules.shape[1]) for i in range(rules.num_cards) for _ in range(2)]
+    cycle = [coordinate(i, rules.shape[1]) for i in range(rules.num_cards) for _ in range(2)]
     monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(cycle * 200) + "\n"))
     match = SeatedGame(rules, "ansi", seed=6)
     names = ["player_0 (random)", "you", "player_2 (random)"]
@@ -241,7 +246,7 @@ def test_against_bots_to_the_end_screen(monkeypatch):
 def test_play_against_named_baselines_through_a_pipe():
     require_baselines()
     rules = Rules.from_preset("toddler", num_players=3)
-    cycle = [R.coordinate(i, rules.shape[1]) for i in range(rules.num_cards)]
+    cycle = [coordinate(i, rules.shape[1]) for i in range(rules.num_cards)]
     status, out = run_play(
         ["--rules", "toddler", "--opponents", "greedy", "random", "--seat", "2", "--seed", "9"], "\n".join(cycle * 60)
     )

@@ -11,8 +11,25 @@ from gymnasium.utils.env_checker import check_env
 import concentration_env  # noqa: F401  (registers the ids)
 from concentration_env import Card, Rules
 from concentration_env.envs.solitaire import ConcentrationEnv
-from concentration_env.play.seated import SeatedGame, play_out, record_gif
-from concentration_env.render import frame as R
+from concentration_env.play.gif import record_gif
+from concentration_env.play.seated import SeatedGame, play_out
+from concentration_env.render.coordinates import coordinate, parse_coordinate
+from concentration_env.render.font import LINE_H
+from concentration_env.render.frame import FELT, HIGHLIGHT, STATUS_LINES, Table, draw_status, draw_table, render_tables
+from concentration_env.render.shapes import GAP, TABLE_SHAPES, TAG_H, table_geometry
+from concentration_env.render.sprites import (
+    BACK_COLOURS,
+    BLACK,
+    CARD_FACE,
+    CARD_H,
+    CARD_W,
+    COURT_PANEL,
+    JOKER_INK,
+    RED,
+    back_sprite,
+    card_mask,
+    face_sprite,
+)
 from tests.helpers.tables import RandomPolicy
 
 
@@ -25,11 +42,11 @@ def seeded_random_policy(seed=0):
 def card_region(env, frame, position):
     """The pixels of the card at ``position`` in a one-table frame."""
     rules = env.unwrapped.rules
-    geometry = R.table_geometry(rules.shape, rules.num_cards, env.unwrapped.table_shape)
+    geometry = table_geometry(rules.shape, rules.num_cards, env.unwrapped.table_shape)
     left = (frame.shape[1] - geometry.width) // 2
-    top = R.STATUS_LINES * R.LINE_H + R.GAP
+    top = STATUS_LINES * LINE_H + GAP
     x, y = geometry.xy[position]
-    return frame[top + y : top + y + R.CARD_H, left + x : left + x + R.CARD_W]
+    return frame[top + y : top + y + CARD_H, left + x : left + x + CARD_W]
 
 
 def colour_in(pixels, colour):
@@ -75,32 +92,32 @@ def test_face_up_card_differs_from_face_down_and_captured_cards_are_gone():
     captured = env.render()
     for position in (0, partner):
         region = card_region(env, captured, position)
-        assert (region == np.array(R.FELT, dtype=np.uint8)).all()
+        assert (region == np.array(FELT, dtype=np.uint8)).all()
 
 
 @pytest.mark.parametrize(
     "card, ink, other",
     [
-        (Card(5, "H"), R.RED, R.BLACK),
-        (Card(10, "D"), R.RED, R.BLACK),
-        (Card(1, "S"), R.BLACK, R.RED),
-        (Card(13, "C"), R.BLACK, R.RED),
-        (Card(0, "J"), R.JOKER_INK, R.RED),
+        (Card(5, "H"), RED, BLACK),
+        (Card(10, "D"), RED, BLACK),
+        (Card(1, "S"), BLACK, RED),
+        (Card(13, "C"), BLACK, RED),
+        (Card(0, "J"), JOKER_INK, RED),
     ],
 )
 def test_cards_carry_rank_and_suit_in_their_colour(card, ink, other):
-    sprite = R.face_sprite(card)
+    sprite = face_sprite(card)
     assert colour_in(sprite, ink) and not colour_in(sprite, other)
 
 
 def test_court_jokers_pictures_and_backs_look_different():
-    assert colour_in(R.face_sprite(Card(12, "H")), R.COURT_PANEL)
-    assert not colour_in(R.face_sprite(Card(9, "H")), R.COURT_PANEL)
-    pictures = [R.face_sprite(Card(i, "P")) for i in range(1, 70)]
+    assert colour_in(face_sprite(Card(12, "H")), COURT_PANEL)
+    assert not colour_in(face_sprite(Card(9, "H")), COURT_PANEL)
+    pictures = [face_sprite(Card(i, "P")) for i in range(1, 70)]
     assert all(not np.array_equal(a, b) for a, b in itertools.combinations(pictures, 2))
-    faces = [R.face_sprite(card) for card in Rules(jokers=True).faces]
+    faces = [face_sprite(card) for card in Rules(jokers=True).faces]
     assert all(not np.array_equal(a, b) for a, b in itertools.combinations(faces, 2))
-    assert not np.array_equal(R.back_sprite(0), R.back_sprite(1))
+    assert not np.array_equal(back_sprite(0), back_sprite(1))
 
 
 def test_checkerboard_draws_both_back_designs():
@@ -109,28 +126,28 @@ def test_checkerboard_draws_both_back_designs():
     frame = env.render()
     backs = env.unwrapped.game.backs
     zero, one = int(np.flatnonzero(backs == 0)[0]), int(np.flatnonzero(backs == 1)[0])
-    mask = R.card_mask()
-    assert np.array_equal(card_region(env, frame, zero)[mask], R.back_sprite(0)[mask])
-    assert np.array_equal(card_region(env, frame, one)[mask], R.back_sprite(1)[mask])
-    assert colour_in(R.back_sprite(1), R.BACK_COLOURS[1][0]) and not colour_in(R.back_sprite(1), R.BACK_COLOURS[0][0])
+    mask = card_mask()
+    assert np.array_equal(card_region(env, frame, zero)[mask], back_sprite(0)[mask])
+    assert np.array_equal(card_region(env, frame, one)[mask], back_sprite(1)[mask])
+    assert colour_in(back_sprite(1), BACK_COLOURS[1][0]) and not colour_in(back_sprite(1), BACK_COLOURS[0][0])
 
 
-@pytest.mark.parametrize("table_shape", R.TABLE_SHAPES)
+@pytest.mark.parametrize("table_shape", TABLE_SHAPES)
 @pytest.mark.parametrize("num_cards, shape", [(2, (1, 2)), (20, (4, 5)), (36, (6, 6)), (52, (4, 13)), (108, (9, 12))])
 def test_every_table_shape_places_cards_without_overlap(table_shape, num_cards, shape):
-    geometry = R.table_geometry(shape, num_cards, table_shape)
+    geometry = table_geometry(shape, num_cards, table_shape)
     x, y = geometry.xy[:, 0], geometry.xy[:, 1]
     # a card plus its coordinate tag, when the shape has tags
-    height = R.CARD_H + (R.TAG_H if geometry.tags else 0)
-    apart = (np.abs(x[:, None] - x[None]) >= R.CARD_W) | (np.abs(y[:, None] - y[None]) >= height)
+    height = CARD_H + (TAG_H if geometry.tags else 0)
+    apart = (np.abs(x[:, None] - x[None]) >= CARD_W) | (np.abs(y[:, None] - y[None]) >= height)
     np.fill_diagonal(apart, True)
     assert apart.all()
     assert (x >= 0).all() and (y >= 0).all()
-    assert (x + R.CARD_W <= geometry.width).all() and (y + height <= geometry.height).all()
-    assert R.table_geometry.__wrapped__(shape, num_cards, table_shape).xy.tolist() == geometry.xy.tolist()
+    assert (x + CARD_W <= geometry.width).all() and (y + height <= geometry.height).all()
+    assert table_geometry.__wrapped__(shape, num_cards, table_shape).xy.tolist() == geometry.xy.tolist()
 
 
-@pytest.mark.parametrize("table_shape", R.TABLE_SHAPES)
+@pytest.mark.parametrize("table_shape", TABLE_SHAPES)
 def test_table_shape_changes_the_picture_not_the_game(table_shape):
     grid = ConcentrationEnv(rules="jokers", render_mode="rgb_array")
     fancy = ConcentrationEnv(rules="jokers", render_mode="rgb_array", table_shape=table_shape)
@@ -142,25 +159,25 @@ def test_table_shape_changes_the_picture_not_the_game(table_shape):
     assert frame.dtype == np.uint8 and (table_shape == "grid") == (frame.shape == grid.render().shape)
     # every card on the table is drawn where the geometry says: a face-up one is highlighted
     face_up = int(np.flatnonzero(observations[1]["face_up"])[0])
-    assert colour_in(card_region(fancy, frame, face_up), R.CARD_FACE)
+    assert colour_in(card_region(fancy, frame, face_up), CARD_FACE)
 
 
 def test_status_band_shows_scores_and_whose_turn():
-    table = R.Table((1, 2), (Card(1, "S"), Card(1, "C")), (False, False), (False, False))
+    table = Table((1, 2), (Card(1, "S"), Card(1, "C")), (False, False), (False, False))
     scores = [("player_0", 3), ("player_1", 5)]
-    first = R.render_tables([table], "turn 4", scores, to_move=0)
-    second = R.render_tables([table], "turn 4", scores, to_move=1)
-    band = slice(0, R.STATUS_LINES * R.LINE_H + R.GAP)
-    assert colour_in(first[band], R.HIGHLIGHT) and not np.array_equal(first[band], second[band])
-    assert not np.array_equal(first, R.render_tables([table], "turn 4", [("player_0", 4), ("player_1", 5)], 0))
+    first = render_tables([table], "turn 4", scores, to_move=0)
+    second = render_tables([table], "turn 4", scores, to_move=1)
+    band = slice(0, STATUS_LINES * LINE_H + GAP)
+    assert colour_in(first[band], HIGHLIGHT) and not np.array_equal(first[band], second[band])
+    assert not np.array_equal(first, render_tables([table], "turn 4", [("player_0", 4), ("player_1", 5)], 0))
     with pytest.raises(ValueError, match="2 lines"):
-        R.render_tables([table], "one\ntwo", scores)
+        render_tables([table], "one\ntwo", scores)
 
 
 def test_coordinates_round_trip_and_bad_ones_are_named():
     shape, n = (9, 12), 108
-    assert [R.parse_coordinate(R.coordinate(i, 12), shape, n) for i in range(n)] == list(range(n))
-    assert R.parse_coordinate(" b 7 ", shape, n) == 18
+    assert [parse_coordinate(coordinate(i, 12), shape, n) for i in range(n)] == list(range(n))
+    assert parse_coordinate(" b 7 ", shape, n) == 18
     for text, why in [
         ("Z1", "not on the table"),
         ("A13", "not on the table"),
@@ -170,9 +187,9 @@ def test_coordinates_round_trip_and_bad_ones_are_named():
         ("ÄB1", "not a card"),
     ]:
         with pytest.raises(ValueError, match=why):
-            R.parse_coordinate(text, shape, n)
+            parse_coordinate(text, shape, n)
     with pytest.raises(ValueError, match="F5 is not on the table"):  # a partial last row
-        R.parse_coordinate("F5", (6, 7), 39)
+        parse_coordinate("F5", (6, 7), 39)
 
 
 def test_bad_render_settings_are_named():
@@ -257,9 +274,9 @@ def test_multiplayer_picture_shows_scores_and_whose_turn():
             env.step(policy.act(observed["observation"], observed["action_mask"]))
         frames.append(env.render())
     assert np.array_equal(frames[0], frames[1]) and frames[0].shape == first.shape
-    band = first[: R.STATUS_LINES * R.LINE_H + R.GAP]
-    expected = R.draw_status(first.shape[1], "turn 1", [("player_0", 0), ("player_1", 0), ("player_2", 0)], 0)
-    assert np.array_equal(band, expected) and colour_in(band, R.HIGHLIGHT)
+    band = first[: STATUS_LINES * LINE_H + GAP]
+    expected = draw_status(first.shape[1], "turn 1", [("player_0", 0), ("player_1", 0), ("player_2", 0)], 0)
+    assert np.array_equal(band, expected) and colour_in(band, HIGHLIGHT)
 
 
 def test_duel_picture_shows_both_layouts():
@@ -269,8 +286,8 @@ def test_duel_picture_shows_both_layouts():
     env.reset(seed=1)
     env.step(0)
     frame = env.render()
-    one_side = R.draw_table(R.Table((4, 13), env.layout[0], [True] + [False] * 51, [False] * 52, None, "x"), "grid")
-    assert frame.shape[0] == R.STATUS_LINES * R.LINE_H + R.GAP + 2 * one_side.shape[0]
+    one_side = draw_table(Table((4, 13), env.layout[0], [True] + [False] * 51, [False] * 52, None, "x"), "grid")
+    assert frame.shape[0] == STATUS_LINES * LINE_H + GAP + 2 * one_side.shape[0]
     text_env = duel_v0.raw_env(render_mode="ansi")
     text_env.reset(seed=1)
     assert "player_1's layout" in text_env.render()
