@@ -38,6 +38,8 @@ from concentration_env.game.kernels import (
 )
 from concentration_env.game.state import State
 
+MISS_REWARD = -1.0  # solitaire: each unsuccessful pair costs a point
+
 
 def face_up(state: State) -> np.ndarray:
     """(B, n) bool: cards lying face up on the table now."""
@@ -98,6 +100,22 @@ class Outcome:
     missed: np.ndarray  # bool an unsuccessful pair (or an illegal flip) ended the turn
     gained: np.ndarray  # int32 points the mover scored
     ended: np.ndarray  # bool the game ended on this flip
+
+    # The facts the adapters report, derived here once (``Flip`` has the same, per game).
+    @property
+    def turn_ended(self) -> np.ndarray:
+        """bool: the flip ended the mover's turn (a turn's second flip, or an illegal flip)."""
+        return self.acted & (self.second | ~self.legal)
+
+    @property
+    def won(self) -> np.ndarray:
+        """bool: the flip cleared the table (see ``Flip.won``)."""
+        return self.ended & self.matched
+
+    @property
+    def solitaire_reward(self) -> np.ndarray:
+        """float64: the solitaire reward, ``MISS_REWARD`` for an unsuccessful pair, else 0."""
+        return np.where(self.missed, MISS_REWARD, 0.0)
 
 
 class IllegalFlipError(ValueError):
@@ -188,6 +206,29 @@ class Flip(NamedTuple):
     turns: int
     mismatches: int
 
+    # Properties, not fields: the compiled entry point returns exactly the fields above, and
+    # a single env reads only the facts it reports.
+    @property
+    def turn_ended(self) -> bool:
+        """The flip ended the mover's turn (a turn's second flip, or an illegal flip)."""
+        return self.second or not self.legal
+
+    @property
+    def won(self) -> bool:
+        """The flip cleared the table: a game ends on a capture only when no card is left,
+        and otherwise on a miss that pays the last chip, which is a loss."""
+        return self.ended and self.matched
+
+    @property
+    def solitaire_reward(self) -> float:
+        """The solitaire reward, ``MISS_REWARD`` for an unsuccessful pair, else 0."""
+        return MISS_REWARD if self.missed else 0.0
+
+    @property
+    def pairs(self) -> int:
+        """Pairs captured so far (see :func:`pairs_completed`)."""
+        return pairs_completed(self.turns, self.mismatches)
+
 
 @cache
 def _step_one_compiled():
@@ -225,6 +266,20 @@ def step_one(game: Game, state: State, position: int, memory: bool) -> tuple[Fli
             raise ValueError("step_one needs a batch of exactly one running game")
         _raise_verdict(game, state, np.array([position]), status, 0)
     return tuple.__new__(Flip, flip), _observation(game, cards, marks)
+
+
+def pairs_completed(turns, mismatches):
+    """Pairs captured, from a game's counters (ints or arrays): every completed turn ends
+    in a capture or in an unsuccessful pair, illegal flips included."""
+    return turns - mismatches
+
+
+def counters(state: State) -> dict[str, np.ndarray]:
+    """(B,) int64 ``mismatches``, ``pairs`` and ``turns`` of every game: a solitaire env's
+    info counters."""
+    turns = state.turns.astype(np.int64)
+    mismatches = state.mismatches.astype(np.int64)
+    return {"mismatches": mismatches, "pairs": pairs_completed(turns, mismatches), "turns": turns}
 
 
 def cleared(state: State) -> np.ndarray:
