@@ -130,7 +130,7 @@ def play_deals(
             actions = np.where(state.player == seat, chosen, actions)
         outcome = core.step(game, state, actions)
         seen = state.seen.sum(axis=1)
-        ended_turn = outcome.acted & (outcome.second | ~outcome.legal)
+        ended_turn = outcome.turn_ended
         passed = ended_turn & outcome.missed & (seen == seen_at_turn_start)
         passes = np.where(ended_turn, np.where(passed, passes + 1, 0), passes)
         seen_at_turn_start = np.where(ended_turn, seen, seen_at_turn_start)

@@ -92,7 +92,7 @@ class CardFeatures(gym.ObservationWrapper):
 
     def __init__(self, env: gym.Env):
         super().__init__(env)
-        self.game = compile_rules(env.unwrapped.rules)
+        self.game = env.unwrapped.game  # the env compiled its rules already
         self.observation_space = features_space(self.game)
 
     def observation(self, observation: dict[str, np.ndarray]) -> np.ndarray:

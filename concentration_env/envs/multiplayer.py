@@ -334,6 +334,7 @@ class raw_env(TableEnv, EzPickle):
         self.num_cards = self.game.num_cards
         self.board_space = board_space(self.game)
         self._setup(self.rules.num_players, first_player, observation_mode, render_mode, table_shape)
+        self.last_flip: core.Flip | None = None  # what the last flip did, for callers that narrate the game
 
     @property
     def layout(self) -> tuple:
@@ -350,6 +351,7 @@ class raw_env(TableEnv, EzPickle):
     def _flip(self, position: int) -> tuple[int, int, bool]:
         # The batch-of-one fast path: the flip and the table's new look in one compiled call.
         flip, self._view = core.step_one(self.game, self._state, position, self._memory)
+        self.last_flip = flip
         return flip.mover, flip.gained, flip.ended
 
     def _sight(self, seat: int, on_turn: bool) -> tuple[dict[str, np.ndarray], np.ndarray | None]:

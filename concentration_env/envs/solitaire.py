@@ -151,7 +151,7 @@ class ConcentrationEnv(gym.Env):
         obs = self._observation()
         if self._screen is not None:
             self.render()
-        return obs, self._info(obs, 0, 0)
+        return obs, self._info(obs, 0, 0, 0)
 
     def step(self, action):
         if self._over:  # a Python flag, cheaper than reading the state's ``done`` every flip
@@ -160,19 +160,17 @@ class ConcentrationEnv(gym.Env):
         game = self.game
         if type(action) is not int or not 0 <= action < game.num_cards:  # else parse_action returns it as is
             action = parse_action(action, game.num_cards)
-        state = self._state
-        (_, legal, second, matched, missed, _, ended, turns, mismatches), obs = core.step_one(
-            game, state, action, self._memory
-        )
+        flip, obs = core.step_one(game, self._state, action, self._memory)
+        ended = flip.ended
         self._over = ended
-        info = self._info(obs, turns, mismatches)
-        if second or not legal:
-            info["matched"] = matched
+        info = self._info(obs, flip.turns, flip.mismatches, flip.pairs)
+        if flip.turn_ended:
+            info["matched"] = flip.matched
         if ended:
-            info["won"] = bool(core.cleared(state)[0])
+            info["won"] = flip.won
         if self._screen is not None:
             self.render()
-        return obs, (-1.0 if missed else 0.0), ended, False, info
+        return obs, flip.solitaire_reward, ended, False, info
 
     def render(self):
         if self.render_mode is None:
@@ -231,10 +229,5 @@ class ConcentrationEnv(gym.Env):
     def _observation(self) -> dict[str, np.ndarray]:
         return {key: value[0] for key, value in core.observe(self.game, self._state, self._memory).items()}
 
-    def _info(self, obs: dict[str, np.ndarray], turns: int, mismatches: int) -> dict[str, Any]:
-        return {
-            "action_mask": obs["action_mask"].copy(),
-            "mismatches": mismatches,
-            "pairs": turns - mismatches,  # every turn ends in a capture or a miss
-            "turns": turns,
-        }
+    def _info(self, obs: dict[str, np.ndarray], turns: int, mismatches: int, pairs: int) -> dict[str, Any]:
+        return {"action_mask": obs["action_mask"].copy(), "mismatches": mismatches, "pairs": pairs, "turns": turns}

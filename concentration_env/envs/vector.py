@@ -164,9 +164,7 @@ class ConcentrationVectorEnv(VectorEnv):
 
     def _add_outcome(self, infos: dict[str, Any], rows: np.ndarray, outcome) -> None:
         """``matched`` for flips that ended a turn and ``won`` for games that ended, in ``rows``."""
-        _put(infos, "matched", outcome.matched, rows & outcome.acted & (outcome.second | ~outcome.legal))
+        _put(infos, "matched", outcome.matched, rows & outcome.turn_ended)
         ended = rows & outcome.ended
         if ended.any():
-            won = np.zeros(self.num_envs, dtype=bool)
-            won[ended] = self.batch.state.removed[ended].all(axis=1)  # scan only the finished games
-            _put(infos, "won", won, ended)
+            _put(infos, "won", outcome.won, ended)

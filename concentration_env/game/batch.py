@@ -36,8 +36,6 @@ from concentration_env.game.seats import (
     table_rules,
 )
 
-INFO_COUNTERS = ("mismatches", "pairs", "turns")
-
 
 def check_num_envs(num_envs: Any) -> int:
     """Validate a number of games; a clear error otherwise."""
@@ -175,8 +173,7 @@ class GameBatch:
             truncated[:] = False
         else:
             truncated &= self.elapsed >= self.max_episode_steps
-        rewards = np.where(outcome.missed, -1.0, 0.0)
-        return outcome, rewards, truncated
+        return outcome, outcome.solitaire_reward, truncated
 
     def check_actions(self, actions: Any) -> np.ndarray:
         """One integer position per game, as an array; a clear error otherwise."""
@@ -196,11 +193,7 @@ class GameBatch:
 
     def counters(self) -> dict[str, np.ndarray]:
         """Per-game int64 ``mismatches``, ``pairs`` and ``turns`` (the single env's info counters)."""
-        state = self.require_reset()
-        turns = state.turns.astype(np.int64)
-        mismatches = state.mismatches.astype(np.int64)
-        # every completed turn ends in a capture or a miss
-        return {"mismatches": mismatches, "pairs": turns - mismatches, "turns": turns}
+        return core.counters(self.require_reset())
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, num_cards) bool: legal flips of every game."""

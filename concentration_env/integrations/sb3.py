@@ -142,12 +142,9 @@ class ConcentrationSB3VecEnv(BatchVecEnv):
         batch = self.batch
         outcome, rewards, truncated = batch.step(actions)
         terminated = outcome.ended
-        notes = {
-            int(i): {"matched": bool(outcome.matched[i])}
-            for i in np.flatnonzero(outcome.acted & (outcome.second | ~outcome.legal))
-        }
+        notes = {int(i): {"matched": bool(outcome.matched[i])} for i in np.flatnonzero(outcome.turn_ended)}
         for i in np.flatnonzero(terminated):
-            notes.setdefault(int(i), {})["won"] = bool(batch.state.removed[i].all())
+            notes.setdefault(int(i), {})["won"] = bool(outcome.won[i])
         return rewards, terminated, truncated, notes
 
     def _infos(self, obs: dict[str, np.ndarray]) -> list[dict[str, Any]]:

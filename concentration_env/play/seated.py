@@ -19,8 +19,6 @@ from concentration_env.game.cards import Card
 from concentration_env.game.policy import Policy
 from concentration_env.game.rules import Rules
 
-MISSED_PAIR_SHOWN = 2  # cards face up after a missed pair (one after an opening flip)
-
 
 @dataclass(frozen=True)
 class PlayedFlip:
@@ -113,18 +111,16 @@ class SeatedGame:
         if self.over:
             raise RuntimeError("the game is over")
         seat, card = self.to_move, self.env.unwrapped.layout[position]
-        board, mask = self.observe()
-        legal, captured = bool(mask[position]), int(board["removed"].sum())
+        legal = bool(self.observe()[1][position])
         if self.solitaire:
             self._observation, _, terminated, truncated, self._info = self.env.step(position)
             self._over = terminated or truncated
+            # the env reports ``matched`` on exactly the flips that end a turn
+            ends_turn, matched = "matched" in self._info, bool(self._info.get("matched"))
         else:
             self.env.step(position)
-        # Read the turn off the public board: a capture removes two cards, a missed pair
-        # lies face up (two cards), an opening flip shows one.
-        board = self.observe()[0]
-        matched = legal and int(board["removed"].sum()) > captured
-        ends_turn = not legal or matched or int(board["face_up"].sum()) == MISSED_PAIR_SHOWN
+            flip = self.env.last_flip
+            ends_turn, matched = flip.turn_ended, flip.matched
         return PlayedFlip(seat, position, card, legal, ends_turn, matched)
 
     def result(self) -> Result:

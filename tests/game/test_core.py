@@ -11,6 +11,8 @@ import pytest
 
 from concentration_env import Rules
 from concentration_env.game import core
+from concentration_env.game import state as state_module
+from concentration_env.game import step as step_module
 
 RULES = [
     Rules(ranks=3),
@@ -92,7 +94,7 @@ def test_state_fields_are_views_of_one_buffer():
     state = core.new_state(game, faces, first_player=1)
     views = [getattr(state, name) for name in core.STATE_FIELDS]
     # the fields tile the buffer after its header, without overlap or gaps
-    assert sum(view.nbytes for view in views) == state.buffer.nbytes - core._HEADER_BYTES
+    assert sum(view.nbytes for view in views) == state.buffer.nbytes - state_module._HEADER_BYTES
     assert all(np.shares_memory(view, state.buffer) for view in views)
     assert [view.dtype for view in views] == [
         np.int16,
@@ -135,7 +137,7 @@ def test_step_one_calls_the_compiled_code_with_the_types_it_was_compiled_for():
         cards = np.empty(game.num_cards, dtype=core.FACE_DTYPE)
         marks = np.empty((core.NUM_MARKS, game.num_cards), dtype=core.FLAG_DTYPE)
         actual = tuple(numba.typeof(arg) for arg in (copy_of_state.buffer, game.kernel_table, 0, True, cards, marks))
-        assert actual == core._STEP_ONE_SIGNATURE
+        assert actual == step_module._STEP_ONE_SIGNATURE
     with pytest.raises(TypeError):
         core.step_one(game, state, 1.0, True)  # not silently truncated to position 1
     flip, _ = core.step_one(game, state, np.int16(1), True)  # integers of any type are fine
