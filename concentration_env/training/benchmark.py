@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from concentration_env.game.checks import check_int
 from concentration_env.game.rules import load_yaml_mapping
-from concentration_env.training.config import _count, rules_from_config
+from concentration_env.training.config import rules_from_config
 from concentration_env.training.evaluation import duel_stats, solitaire_stats
 
 TOP_KEYS = ("games", "seed", "output", "solitaire", "duel")
@@ -66,7 +67,7 @@ def load_benchmark_config(path: str | Path, overrides: Mapping[str, Any] | None 
     config.update(data)
     for key, minimum in (("games", 1), ("seed", 0)):
         try:
-            config[key] = _count(config[key], minimum)
+            config[key] = check_int(key, config[key], minimum, whole_floats=True)
         except ValueError as error:
             _fail(source, key, str(error))
     for section, keys in (("solitaire", SOLITAIRE_KEYS), ("duel", DUEL_KEYS)):

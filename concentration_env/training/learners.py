@@ -6,6 +6,8 @@ import importlib
 import inspect
 from typing import Any
 
+from concentration_env.game.checks import check_choice
+
 # Constructor arguments the training script sets itself, so configs may not.
 MANAGED = {"policy", "env", "policy_kwargs", "seed", "tensorboard_log", "verbose", "device", "_init_setup_model"}
 
@@ -19,8 +21,7 @@ SB3_CLASSES = {
 
 def sb3_class(algo: str):
     """The SB3 / sb3-contrib class for an algo name (imported on demand)."""
-    if algo not in SB3_CLASSES:
-        raise ValueError(f"algo {algo!r} is not an SB3 learner; allowed: {', '.join(SB3_CLASSES)}")
+    check_choice("algo", algo, tuple(SB3_CLASSES))
     module, name = SB3_CLASSES[algo]
     return getattr(importlib.import_module(module), name)
 
