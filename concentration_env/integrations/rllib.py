@@ -26,6 +26,7 @@ The pieces:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,7 @@ from concentration_env import concentration_v0
 from concentration_env.envs.spaces import board_space
 from concentration_env.game.checks import check_choice, check_int, check_number, is_int
 from concentration_env.game.core import compile_rules
+from concentration_env.game.overrides import apply_overrides
 from concentration_env.game.rules import Rules, load_yaml_mapping, resolve_rules
 from concentration_env.game.seats import agent_name, check_observation_mode, seat_of
 
@@ -108,10 +110,10 @@ class RLlibConfig:
             raise ValueError(f"{source}: {error}") from None
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> RLlibConfig:
-        """Read a YAML config file (errors name the file)."""
+    def from_yaml(cls, path: str | Path, overrides: Sequence[str] = ()) -> RLlibConfig:
+        """Read a YAML config file, with ``key=value`` overrides (errors name the file)."""
         path = Path(path)
-        return cls.from_mapping(load_yaml_mapping(path), source=str(path))
+        return cls.from_mapping(apply_overrides(load_yaml_mapping(path), overrides), source=str(path))
 
     def to_mapping(self) -> dict:
         """Plain data for YAML (the inverse of :meth:`from_mapping`)."""

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from concentration_env.envs.policy_specs import check_policy_name
 from concentration_env.game.checks import check_choice, check_int
+from concentration_env.game.overrides import apply_overrides
+from concentration_env.game.overrides import parse_override as parse_override  # re-exported
 from concentration_env.game.rules import Rules, load_yaml_mapping, resolve_rules
 from concentration_env.game.seats import OBSERVATION_MODES
 
@@ -189,34 +189,6 @@ def _check_learner_arguments(config: TrainConfig, source: str) -> None:
             f"{source}: key 'hyperparameters': unknown name(s) {', '.join(map(repr, unknown))} for "
             f"algo {config.algo!r}; allowed: {', '.join(sorted(allowed))}"
         )
-
-
-def parse_override(text: str) -> tuple[list[str], Any]:
-    """``"a.b=value"`` -> (``["a", "b"]``, parsed value). Values are YAML; ``2e6`` is a number."""
-    key, sep, raw = text.partition("=")
-    if not sep or not key:
-        raise ValueError(f"--set {text!r}: expected key=value")
-    value = yaml.safe_load(raw) if raw else None
-    if isinstance(value, str):
-        try:
-            value = float(value)  # YAML 1.1 reads "2e6" as a string
-        except ValueError:
-            pass
-    return key.split("."), value
-
-
-def apply_overrides(data: dict, overrides: list[str]) -> dict:
-    """A copy of ``data`` with ``--set`` overrides applied."""
-    data = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in data.items()}
-    for text in overrides:
-        path, value = parse_override(text)
-        target = data
-        for part in path[:-1]:
-            nested = target.get(part)
-            target[part] = dict(nested) if isinstance(nested, Mapping) else {}
-            target = target[part]
-        target[path[-1]] = value
-    return data
 
 
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> TrainConfig:
