@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from pathlib import Path
 from typing import Any
+
+import gymnasium as gym
 
 from concentration_env.game.checks import check_choice
 
@@ -19,7 +22,7 @@ SB3_CLASSES = {
 }
 
 
-def sb3_class(algo: str):
+def sb3_class(algo: str) -> type:
     """The SB3 / sb3-contrib class for an algo name (imported on demand)."""
     check_choice("algo", algo, tuple(SB3_CLASSES))
     module, name = SB3_CLASSES[algo]
@@ -36,7 +39,8 @@ def learner_arguments(algo: str) -> tuple[str, ...]:
     return tuple(name for name in parameters if name not in MANAGED | {"self", "args", "kwargs"})
 
 
-def policy_for(config, observation_space) -> Any:
+# ``config`` below is a TrainConfig, typed Any: config.py imports this module.
+def policy_for(config: Any, observation_space: gym.spaces.Space) -> Any:
     """The SB3 policy (class or name) for a config's features and network."""
     if config.network == "per_card":
         from concentration_env.training.networks import PerCardMaskablePolicy
@@ -45,7 +49,7 @@ def policy_for(config, observation_space) -> Any:
     return "MultiInputPolicy" if config.features == "raw" else "MlpPolicy"
 
 
-def build_sb3(config, venv, tensorboard_log: str | None) -> Any:
+def build_sb3(config: Any, venv: Any, tensorboard_log: str | None) -> Any:
     """A fresh SB3 model for ``config`` on ``venv``."""
     cls = sb3_class(config.algo)
     return cls(
@@ -60,6 +64,6 @@ def build_sb3(config, venv, tensorboard_log: str | None) -> Any:
     )
 
 
-def load_sb3(algo: str, path) -> Any:
+def load_sb3(algo: str, path: str | Path) -> Any:
     """Load a saved SB3 model of the given algo."""
     return sb3_class(algo).load(str(path), device="cpu")
