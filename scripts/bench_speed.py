@@ -258,11 +258,9 @@ def aec_runner(make_env: Callable) -> Runner:
 
 
 def ours_aec_runner() -> Runner:
-    aec = optional(
-        lambda: __import__("concentration_env.concentration_v0", fromlist=["x"]),
-        "the PettingZoo AEC env is not in this checkout yet",
-    )
-    return aec_runner(lambda: aec.env(num_players=2))
+    from concentration_env import concentration_v0
+
+    return aec_runner(lambda: concentration_v0.env(num_players=2))
 
 
 def connect_four_runner() -> Runner:

@@ -19,24 +19,20 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from baselines.evaluate import evaluate, table
 from baselines.policies import POLICIES
+from concentration_env.game.overrides import apply_overrides
 from concentration_env.game.rules import resolve_rules
 
 
 def parse_fields(pairs: list[str]) -> dict:
     """``field=value`` strings into rule fields (values read as YAML: 2, true, [4, 13])."""
-    fields = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"--set {pair!r}: expected FIELD=VALUE, e.g. --set matching=zebra")
-        fields[name] = yaml.safe_load(value)
-    return fields
+    try:
+        return apply_overrides({}, pairs, form="FIELD=VALUE, e.g. --set matching=zebra")
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
 
 
 def main(argv: list[str] | None = None) -> None:

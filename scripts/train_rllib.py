@@ -27,9 +27,10 @@ def main() -> None:
     parser.add_argument("--config", required=True, help="YAML run config (see configs/rllib/)")
     parser.add_argument("--address", default=None, help="Ray cluster to join (default: start a local Ray)")
     parser.add_argument("--checkpoint-dir", default=None, help="override the config's checkpoint_dir")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
     args = parser.parse_args()
 
-    config = RLlibConfig.from_yaml(args.config)
+    config = RLlibConfig.from_yaml(args.config, args.set)
     require_ray()
     import ray
 

@@ -7,6 +7,7 @@ plugs the game core into it. The Memory Duel (``duel_v0``) plugs in its own game
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -63,18 +64,29 @@ def _forwarded(name: str, after_reset: bool) -> property:
     return property(get, doc=f"The wrapped env's ``{name}``.")
 
 
+def _forward_hot_attributes(before_reset: tuple[str, ...]) -> Callable[[type], type]:
+    """A class decorator giving the class one :func:`_forwarded` property per hot
+    attribute; those not in ``before_reset`` raise before the first reset."""
+
+    def decorate(cls: type) -> type:
+        for name in HOT_ATTRIBUTES:
+            setattr(cls, name, _forwarded(name, after_reset=name not in before_reset))
+        return cls
+
+    return decorate
+
+
+@_forward_hot_attributes(before_reset=HOT_ATTRIBUTES)
 class AssertOutOfBoundsWrapper(wrappers.AssertOutOfBoundsWrapper):
     """PettingZoo's AssertOutOfBoundsWrapper (same check, same message), with the hot
     attributes forwarded directly."""
 
-    locals().update({name: _forwarded(name, after_reset=False) for name in HOT_ATTRIBUTES})
 
-
+@_forward_hot_attributes(before_reset=("_cumulative_rewards",))
 class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     """PettingZoo's OrderEnforcingWrapper (same checks, same errors), with the hot
-    attributes forwarded directly."""
-
-    locals().update({name: _forwarded(name, after_reset=name != "_cumulative_rewards") for name in HOT_ATTRIBUTES})
+    attributes forwarded directly (all but ``_cumulative_rewards`` only after a reset, as
+    PettingZoo's own)."""
 
     def __str__(self) -> str:
         return str(self.env)  # as PettingZoo prints its own OrderEnforcingWrapper

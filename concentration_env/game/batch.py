@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from concentration_env.game import core, scoring
+from concentration_env.game.checks import check_int, is_int
 from concentration_env.game.policy import BatchPolicy
 from concentration_env.game.rules import Rules, resolve_rules
 from concentration_env.game.seats import (
@@ -39,16 +40,13 @@ from concentration_env.game.seats import (
 
 def check_num_envs(num_envs: Any) -> int:
     """Validate a number of games; a clear error otherwise."""
-    if not isinstance(num_envs, (int, np.integer)) or isinstance(num_envs, bool) or num_envs < 1:
-        raise ValueError(f"invalid num_envs={num_envs!r}; allowed: an int >= 1")
-    return int(num_envs)
+    return check_int("num_envs", num_envs, 1, numpy=True)
 
 
 def generator(seed: int | None = None) -> np.random.Generator:
     """A PCG64 generator from ``seed`` (fresh entropy for None): the construction of
     Gymnasium's ``seeding.np_random``, so a batch's games deal like single envs."""
-    if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0):
-        raise ValueError(f"invalid seed {seed!r}; allowed: None or an int >= 0")
+    seed = check_int("seed", seed, 0, optional=True, numpy=True)
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(None if seed is None else int(seed))))
 
 
@@ -58,7 +56,7 @@ def reseed(seed: int | Sequence[int | None] | None, rngs: list) -> tuple[list[in
     generator going, as a single env's ``reset(seed=None)`` does)."""
     if seed is None:
         seeds = [None] * len(rngs)
-    elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+    elif is_int(seed, numpy=True):
         seeds = [int(seed) + i for i in range(len(rngs))]
     else:
         seeds = list(seed)
@@ -88,9 +86,7 @@ def per_game(value: Any, num_envs: int, field: str) -> list:
 
 def check_max_episode_steps(steps: Any) -> int | None:
     """Validate a time limit in flips (None for no limit)."""
-    if steps is not None and (not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 1):
-        raise ValueError(f"invalid max_episode_steps={steps!r}; allowed: None or an int >= 1")
-    return None if steps is None else int(steps)
+    return check_int("max_episode_steps", steps, 1, optional=True, numpy=True)
 
 
 class GameBatch:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from concentration_env.game.cards import JOKERS_PER_PACK, SUITS, Card, picture_faces, standard_faces
+from concentration_env.game.checks import check_bool, check_choice, check_int, fail, is_int
 
 PRESET_DIR = Path(__file__).resolve().parents[1] / "presets"
 
@@ -34,12 +35,8 @@ MAX_PACKS = 2
 CLASSIC_LAYOUTS = {52: (4, 13), 54: (6, 9), 104: (8, 13), 108: (9, 12)}
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _fail(field: str, value: Any, allowed: str) -> None:
-    raise ValueError(f"invalid rules: {field}={value!r}; allowed: {allowed}")
+    fail(f"rules: {field}", value, allowed)
 
 
 @dataclass(frozen=True)
@@ -105,24 +102,15 @@ class Rules:
             "reward_mode": REWARD_MODES,
         }
         for field, allowed in choices.items():
-            value = getattr(self, field)
-            if value not in allowed:
-                _fail(field, value, " | ".join(repr(a) for a in allowed))
-        if not _is_int(self.packs) or not 1 <= self.packs <= MAX_PACKS:
-            _fail("packs", self.packs, f"1 or {MAX_PACKS}")
-        if not isinstance(self.jokers, bool):
-            _fail("jokers", self.jokers, "True or False")
-        if not _is_int(self.ranks) or not 1 <= self.ranks <= MAX_RANKS:
-            _fail("ranks", self.ranks, f"an int from 1 to {MAX_RANKS}")
-        if not _is_int(self.joker_value) or self.joker_value < 1:
-            _fail("joker_value", self.joker_value, "an int >= 1")
-        if not _is_int(self.num_players) or self.num_players < 1:
-            _fail("num_players", self.num_players, "an int >= 1")
-        if self.max_mismatches is not None and (not _is_int(self.max_mismatches) or self.max_mismatches < 1):
-            _fail("max_mismatches", self.max_mismatches, "None or an int >= 1")
+            check_choice(f"rules: {field}", getattr(self, field), allowed)
+        check_int("rules: packs", self.packs, 1, MAX_PACKS, allowed=f"1 or {MAX_PACKS}")
+        check_bool("rules: jokers", self.jokers)
+        check_int("rules: ranks", self.ranks, 1, MAX_RANKS)
+        check_int("rules: joker_value", self.joker_value, 1)
+        check_int("rules: num_players", self.num_players, 1)
+        check_int("rules: max_mismatches", self.max_mismatches, 1, optional=True)
         if self.deck == "pictures":
-            if not _is_int(self.pairs) or self.pairs < 1:
-                _fail("pairs", self.pairs, "an int >= 1 (number of distinct pictures)")
+            check_int("rules: pairs", self.pairs, 1, allowed="an int >= 1 (number of distinct pictures)")
             if self.jokers:
                 _fail("jokers", self.jokers, "False with deck='pictures'")
             if self.ranks != MAX_RANKS:
@@ -139,7 +127,7 @@ class Rules:
 
     def _validate_layout(self) -> None:
         layout, n = self.layout, self.num_cards
-        if not isinstance(layout, tuple) or len(layout) != 2 or not all(_is_int(x) and x >= 1 for x in layout):
+        if not isinstance(layout, tuple) or len(layout) != 2 or not all(is_int(x) and x >= 1 for x in layout):
             _fail("layout", layout, "None or (rows, cols) with positive ints")
         rows, cols = layout
         if rows * cols < n or (rows - 1) * cols >= n:

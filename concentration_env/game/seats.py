@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from concentration_env.game.checks import check_choice, check_int, is_int
 from concentration_env.game.rules import Rules, resolve_rules
 
 OBSERVATION_MODES = ("memory", "visible")
@@ -17,8 +16,7 @@ OBSERVATION_MODES = ("memory", "visible")
 
 def check_observation_mode(mode: str) -> bool:
     """Validate an observation mode; True for perfect-memory observations."""
-    if mode not in OBSERVATION_MODES:
-        raise ValueError(f"invalid observation_mode={mode!r}; allowed: 'memory' | 'visible'")
+    check_choice("observation_mode", mode, OBSERVATION_MODES)
     return mode == "memory"
 
 
@@ -35,7 +33,7 @@ def seat_of(value: int | str, players: int, field: str = "first_player") -> int:
     names = [agent_name(seat) for seat in range(players)]
     if isinstance(value, str) and value in names:
         return names.index(value)
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= value < players:
+    if is_int(value, numpy=True) and 0 <= value < players:
         return int(value)
     raise ValueError(f"invalid {field}={value!r}; allowed: a seat 0..{players - 1} or an agent name {names}")
 
@@ -46,12 +44,14 @@ def table_rules(rules: Rules | str | None, num_players: int | None, **rule_field
     resolved = resolve_rules(rules, **rule_fields)
     if num_players is None:
         num_players = max(resolved.num_players, MIN_PLAYERS)
-    if not isinstance(num_players, (int, np.integer)) or isinstance(num_players, bool) or num_players < MIN_PLAYERS:
-        raise ValueError(
-            f"invalid num_players={num_players!r}; allowed: an int >= {MIN_PLAYERS} "
-            "(use the solitaire env Concentration-v0 for one player)"
-        )
-    return resolved.replace(num_players=int(num_players))
+    num_players = check_int(
+        "num_players",
+        num_players,
+        MIN_PLAYERS,
+        numpy=True,
+        allowed=f"an int >= {MIN_PLAYERS} (use the solitaire env Concentration-v0 for one player)",
+    )
+    return resolved.replace(num_players=num_players)
 
 
 SEED_RANGE = 2**31  # policies are reseeded from the env's generator on every reset

@@ -26,6 +26,7 @@ The pieces:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,7 +36,9 @@ from pettingzoo.utils.wrappers import BaseWrapper
 
 from concentration_env import concentration_v0
 from concentration_env.envs.spaces import board_space
+from concentration_env.game.checks import check_choice, check_int, check_number, is_int
 from concentration_env.game.core import compile_rules
+from concentration_env.game.overrides import apply_overrides
 from concentration_env.game.rules import Rules, load_yaml_mapping, resolve_rules
 from concentration_env.game.seats import agent_name, check_observation_mode, seat_of
 
@@ -82,19 +85,14 @@ class RLlibConfig:
 
     def __post_init__(self) -> None:
         check_observation_mode(self.observation_mode)
-        if self.policy not in POLICY_SHARING:
-            raise ValueError(f"invalid policy={self.policy!r}; allowed: {', '.join(map(repr, POLICY_SHARING))}")
+        check_choice("policy", self.policy, POLICY_SHARING)
         for name, low in INT_MINIMA.items():
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < low:
-                raise ValueError(f"invalid {name}={value!r}; allowed: an int >= {low}")
+            check_int(name, getattr(self, name), low)
         for name, (low, high) in FLOAT_RANGES.items():
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not low <= value <= high:
-                raise ValueError(f"invalid {name}={value!r}; allowed: a number from {low} to {high}")
+            check_number(name, getattr(self, name), low, high)
         if not isinstance(self.checkpoint_dir, str) or not self.checkpoint_dir:
             raise ValueError(f"invalid checkpoint_dir={self.checkpoint_dir!r}; allowed: a directory path")
-        if not isinstance(self.hidden, (tuple, list)) or not all(isinstance(h, int) and h > 0 for h in self.hidden):
+        if not isinstance(self.hidden, (tuple, list)) or not all(is_int(h) and h > 0 for h in self.hidden):
             raise ValueError(f"invalid hidden={self.hidden!r}; allowed: a list of positive layer sizes")
         object.__setattr__(self, "hidden", tuple(self.hidden))
         self.game_rules()  # a bad rules entry fails here, naming the rule field
@@ -112,10 +110,10 @@ class RLlibConfig:
             raise ValueError(f"{source}: {error}") from None
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> RLlibConfig:
-        """Read a YAML config file (errors name the file)."""
+    def from_yaml(cls, path: str | Path, overrides: Sequence[str] = ()) -> RLlibConfig:
+        """Read a YAML config file, with ``key=value`` overrides (errors name the file)."""
         path = Path(path)
-        return cls.from_mapping(load_yaml_mapping(path), source=str(path))
+        return cls.from_mapping(apply_overrides(load_yaml_mapping(path), overrides), source=str(path))
 
     def to_mapping(self) -> dict:
         """Plain data for YAML (the inverse of :meth:`from_mapping`)."""

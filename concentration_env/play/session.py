@@ -18,6 +18,7 @@ import numpy as np
 from concentration_env.envs.multiplayer import raw_env
 from concentration_env.envs.opponents import play_turns, resolve_policy
 from concentration_env.game import scoring
+from concentration_env.game.checks import check_int
 from concentration_env.game.policy import Policy
 from concentration_env.game.rules import Rules
 
@@ -72,8 +73,7 @@ class Session:
 
     def play(self, games: int, seed: int | None = None) -> SessionResult:
         """Play ``games`` more games; game ``g`` of this call is dealt from ``seed + g``."""
-        if not isinstance(games, int) or isinstance(games, bool) or games < 1:
-            raise ValueError(f"invalid games={games!r}; allowed: an int >= 1")
+        check_int("games", games, 1)
         env, result = self.env, self.result
         for game in range(games):
             game_seed = None if seed is None else seed + game

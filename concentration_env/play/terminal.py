@@ -22,12 +22,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-import yaml
 from gymnasium.error import DependencyNotInstalled
 
 from concentration_env.envs.opponents import resolve_policy
 from concentration_env.envs.policy_specs import MODEL_SUFFIXES, is_model_path
 from concentration_env.envs.solitaire import ConcentrationEnv
+from concentration_env.game.overrides import apply_overrides
 from concentration_env.game.policy import Policy
 from concentration_env.game.rules import FIELDS, Rules, preset_names
 from concentration_env.play.seated import PlayedFlip, SeatedGame
@@ -91,15 +91,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def build_rules(preset: str, overrides: list[str], num_players: int) -> Rules:
     """A preset with ``FIELD=VALUE`` overrides and the number of seats; ``ValueError`` if bad."""
-    fields = {}
-    for item in overrides:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise ValueError(f"--set {item!r}: expected FIELD=VALUE, e.g. jokers=true")
-        try:
-            fields[name.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError as error:
-            raise ValueError(f"--set {item!r}: the value is not valid YAML ({error})") from None
+    fields = apply_overrides({}, overrides, form="FIELD=VALUE, e.g. jokers=true")
     if "num_players" in fields:
         raise ValueError("--set num_players: the number of seats is 1 + the number of --opponents")
     return Rules.from_preset(preset, **fields, num_players=num_players)

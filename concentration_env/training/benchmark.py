@@ -32,8 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from concentration_env.game.checks import check_int
+from concentration_env.game.overrides import apply_overrides
 from concentration_env.game.rules import load_yaml_mapping
-from concentration_env.training.config import _count, rules_from_config
+from concentration_env.training.config import rules_from_config
 from concentration_env.training.evaluation import duel_stats, solitaire_stats
 
 TOP_KEYS = ("games", "seed", "output", "solitaire", "duel")
@@ -66,7 +68,7 @@ def load_benchmark_config(path: str | Path, overrides: Mapping[str, Any] | None 
     config.update(data)
     for key, minimum in (("games", 1), ("seed", 0)):
         try:
-            config[key] = _count(config[key], minimum)
+            config[key] = check_int(key, config[key], minimum, whole_floats=True)
         except ValueError as error:
             _fail(source, key, str(error))
     for section, keys in (("solitaire", SOLITAIRE_KEYS), ("duel", DUEL_KEYS)):
@@ -259,10 +261,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", required=True, help="a YAML file under configs/benchmark/")
     parser.add_argument("--games", type=int, help="override games per row")
     parser.add_argument("--output", help="override the output folder")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a top-level key")
     args = parser.parse_args(argv)
     overrides = {k: v for k, v in (("games", args.games), ("output", args.output)) if v is not None}
     try:
-        config = load_benchmark_config(args.config, overrides)
+        config = load_benchmark_config(args.config, apply_overrides(overrides, args.set))
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -9,15 +9,15 @@ validation, so they are checked the same way. No torch here: loading a config is
 from __future__ import annotations
 
 import dataclasses
-import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from concentration_env.envs.policy_specs import check_policy_name
+from concentration_env.game.checks import check_choice, check_int
+from concentration_env.game.overrides import apply_overrides
+from concentration_env.game.overrides import parse_override as parse_override  # re-exported
 from concentration_env.game.rules import Rules, load_yaml_mapping, resolve_rules
 from concentration_env.game.seats import OBSERVATION_MODES
 
@@ -99,21 +99,13 @@ def rules_from_config(value: Any) -> Rules:
     raise ValueError(f"expected a preset name or a mapping of rule fields, got {value!r}")
 
 
-def _choice(value: Any, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise ValueError(f"{value!r} is not allowed; allowed: {', '.join(allowed)}")
-    return value
+def _count(key: str, minimum: int = 1) -> Callable[[Any], int]:
+    """A check of a whole number >= minimum; floats such as 2e6 are accepted when integral."""
+    return lambda value: check_int(key, value, minimum, whole_floats=True)
 
 
-def _count(value: Any, minimum: int = 1) -> int:
-    """A whole number >= minimum; floats such as 2e6 are accepted when integral."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{value!r} is not a number; expected a whole number >= {minimum}")
-    if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
-        raise ValueError(f"{value!r} is not a whole number")
-    if value < minimum:
-        raise ValueError(f"{value!r} is below the minimum {minimum}")
-    return int(value)
+def _choice(key: str, allowed: tuple[str, ...]) -> Callable[[Any], str]:
+    return lambda value: check_choice(key, value, allowed)
 
 
 def _mapping(value: Any) -> dict:
@@ -133,22 +125,22 @@ def _opponents(value: Any) -> tuple:
     return tuple(check_policy_name(name) for name in names)
 
 
-CHECKS = {
-    "algo": lambda v: _choice(v, ALGOS),
+CHECKS: dict[str, Callable[[Any], Any]] = {
+    "algo": _choice("algo", ALGOS),
     "rules": lambda v: (rules_from_config(v), v)[1],
-    "observation_mode": lambda v: _choice(v, OBSERVATION_MODES),
-    "features": lambda v: _choice(v, FEATURES),
-    "network": lambda v: _choice(v, NETWORKS),
-    "num_envs": _count,
-    "vec_env": lambda v: _choice(v, VEC_ENVS),
-    "total_timesteps": _count,
-    "seed": lambda v: _count(v, minimum=0),
+    "observation_mode": _choice("observation_mode", OBSERVATION_MODES),
+    "features": _choice("features", FEATURES),
+    "network": _choice("network", NETWORKS),
+    "num_envs": _count("num_envs"),
+    "vec_env": _choice("vec_env", VEC_ENVS),
+    "total_timesteps": _count("total_timesteps"),
+    "seed": _count("seed", minimum=0),
     "policy_kwargs": _mapping,
     "hyperparameters": _mapping,
     "opponents": _opponents,
-    "eval_freq": _count,
-    "eval_episodes": _count,
-    "checkpoint_freq": _count,
+    "eval_freq": _count("eval_freq"),
+    "eval_episodes": _count("eval_episodes"),
+    "checkpoint_freq": _count("checkpoint_freq"),
 }
 
 
@@ -197,34 +189,6 @@ def _check_learner_arguments(config: TrainConfig, source: str) -> None:
             f"{source}: key 'hyperparameters': unknown name(s) {', '.join(map(repr, unknown))} for "
             f"algo {config.algo!r}; allowed: {', '.join(sorted(allowed))}"
         )
-
-
-def parse_override(text: str) -> tuple[list[str], Any]:
-    """``"a.b=value"`` -> (``["a", "b"]``, parsed value). Values are YAML; ``2e6`` is a number."""
-    key, sep, raw = text.partition("=")
-    if not sep or not key:
-        raise ValueError(f"--set {text!r}: expected key=value")
-    value = yaml.safe_load(raw) if raw else None
-    if isinstance(value, str):
-        try:
-            value = float(value)  # YAML 1.1 reads "2e6" as a string
-        except ValueError:
-            pass
-    return key.split("."), value
-
-
-def apply_overrides(data: dict, overrides: list[str]) -> dict:
-    """A copy of ``data`` with ``--set`` overrides applied."""
-    data = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in data.items()}
-    for text in overrides:
-        path, value = parse_override(text)
-        target = data
-        for part in path[:-1]:
-            nested = target.get(part)
-            target[part] = dict(nested) if isinstance(nested, Mapping) else {}
-            target = target[part]
-        target[path[-1]] = value
-    return data
 
 
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> TrainConfig:

@@ -8,6 +8,8 @@ from typing import Any
 import gymnasium as gym
 
 from concentration_env.envs.features import CardFeatures, vec_card_features
+from concentration_env.game.rules import Rules
+from concentration_env.training.config import TrainConfig
 
 # Episode cap (flips) for training and evaluation envs, per card: far above what even random
 # play needs to clear a deal (about 26 flips per card on 52 cards), low enough that a policy
@@ -16,19 +18,19 @@ from concentration_env.envs.features import CardFeatures, vec_card_features
 FLIPS_PER_CARD_CAP = 40
 
 
-def episode_cap(rules) -> int:
+def episode_cap(rules: Rules) -> int:
     """The time limit (flips) of training and evaluation envs: :data:`FLIPS_PER_CARD_CAP` per card."""
     return FLIPS_PER_CARD_CAP * rules.num_cards
 
 
-def seat_and_opponent(config, rules, index: int) -> tuple[int, str]:
+def seat_and_opponent(config: TrainConfig, rules: Rules, index: int) -> tuple[int, str]:
     """Where the agent sits in env ``index`` of a multi-player config, and who plays the
     other seats: the seats take turns, then the next of ``opponents``."""
     players = rules.num_players
     return index % players, config.opponents[(index // players) % len(config.opponents)]
 
 
-def base_env(config, rules, index: int = 0) -> gym.Env:
+def base_env(config: TrainConfig, rules: Rules, index: int = 0) -> gym.Env:
     """Env number ``index`` of the config's game, before feature wrappers: solitaire, or the
     versus env (see :func:`seat_and_opponent`)."""
     cap = episode_cap(rules)
@@ -47,7 +49,7 @@ def base_env(config, rules, index: int = 0) -> gym.Env:
     )
 
 
-def env_factory(config, rules, index: int = 0, monitor: bool = True) -> Callable[[], gym.Env]:
+def env_factory(config: TrainConfig, rules: Rules, index: int = 0, monitor: bool = True) -> Callable[[], gym.Env]:
     """A function building env ``index``, fully wrapped (what SB3's vec envs take)."""
 
     def make() -> gym.Env:
@@ -63,7 +65,7 @@ def env_factory(config, rules, index: int = 0, monitor: bool = True) -> Callable
     return make
 
 
-def make_vec_env(config, rules, num_envs: int, seed: int, kind: str | None = None) -> Any:
+def make_vec_env(config: TrainConfig, rules: Rules, num_envs: int, seed: int, kind: str | None = None) -> Any:
     """An SB3 VecEnv of ``num_envs`` games for a config, seeded with ``seed``."""
     kind = kind or config.vec_env
     if kind == "native":

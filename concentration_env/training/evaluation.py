@@ -12,18 +12,24 @@ from typing import Any
 
 import numpy as np
 
+from concentration_env.game.policy import Policy
+from concentration_env.game.rules import Rules
+from concentration_env.training.config import TrainConfig
+
 # During training a game still running after this many turns per card is stuck: a
 # deterministic policy early in training can repeat one missed pair forever (optimal play
 # needs under one turn per card). Benchmarks use the harness's own, far larger, cap.
 EVAL_TURNS_PER_CARD = 10
 
 
-def training_cap(rules) -> int:
+def training_cap(rules: Rules) -> int:
     """The turn cap of evaluations during training."""
     return EVAL_TURNS_PER_CARD * rules.num_cards
 
 
-def solitaire_stats(rules, policy, games: int, seed: int, max_turns: int | None = None) -> dict[str, Any]:
+def solitaire_stats(
+    rules: Rules, policy: Policy | str, games: int, seed: int, max_turns: int | None = None
+) -> dict[str, Any]:
     """Moves and unsuccessful pairs per game (mean and 95% CI) and the share of deals cleared
     (a game stopped at ``max_turns`` counts with the turns it took)."""
     from baselines.evaluate import estimate, play
@@ -40,7 +46,9 @@ def solitaire_stats(rules, policy, games: int, seed: int, max_turns: int | None 
     }
 
 
-def duel_stats(rules, policy, opponent, games: int, seed: int, max_turns: int | None = None) -> dict[str, Any]:
+def duel_stats(
+    rules: Rules, policy: Policy | str, opponent: Policy | str, games: int, seed: int, max_turns: int | None = None
+) -> dict[str, Any]:
     """Win rate (ties count half) and pair margin against ``opponent``, ``games`` deals in each
     seat: per seat (``win_first``, ``win_second``, ``margin_first``, ...) and over both."""
     from baselines.evaluate import estimate, play
@@ -60,7 +68,7 @@ def duel_stats(rules, policy, opponent, games: int, seed: int, max_turns: int | 
     return stats
 
 
-def agent_stats(config, rules, policy, games: int, seed: int) -> dict[str, Any]:
+def agent_stats(config: TrainConfig, rules: Rules, policy: Policy | str, games: int, seed: int) -> dict[str, Any]:
     """What ``eval.csv`` records for a config: solitaire stats, or duel stats against the
     config's first opponent (capped at :func:`training_cap` turns)."""
     if rules.num_players == 1:

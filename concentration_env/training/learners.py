@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from pathlib import Path
 from typing import Any
+
+import gymnasium as gym
+
+from concentration_env.game.checks import check_choice
 
 # Constructor arguments the training script sets itself, so configs may not.
 MANAGED = {"policy", "env", "policy_kwargs", "seed", "tensorboard_log", "verbose", "device", "_init_setup_model"}
@@ -17,10 +22,9 @@ SB3_CLASSES = {
 }
 
 
-def sb3_class(algo: str):
+def sb3_class(algo: str) -> type:
     """The SB3 / sb3-contrib class for an algo name (imported on demand)."""
-    if algo not in SB3_CLASSES:
-        raise ValueError(f"algo {algo!r} is not an SB3 learner; allowed: {', '.join(SB3_CLASSES)}")
+    check_choice("algo", algo, tuple(SB3_CLASSES))
     module, name = SB3_CLASSES[algo]
     return getattr(importlib.import_module(module), name)
 
@@ -35,7 +39,8 @@ def learner_arguments(algo: str) -> tuple[str, ...]:
     return tuple(name for name in parameters if name not in MANAGED | {"self", "args", "kwargs"})
 
 
-def policy_for(config, observation_space) -> Any:
+# ``config`` below is a TrainConfig, typed Any: config.py imports this module.
+def policy_for(config: Any, observation_space: gym.spaces.Space) -> Any:
     """The SB3 policy (class or name) for a config's features and network."""
     if config.network == "per_card":
         from concentration_env.training.networks import PerCardMaskablePolicy
@@ -44,7 +49,7 @@ def policy_for(config, observation_space) -> Any:
     return "MultiInputPolicy" if config.features == "raw" else "MlpPolicy"
 
 
-def build_sb3(config, venv, tensorboard_log: str | None) -> Any:
+def build_sb3(config: Any, venv: Any, tensorboard_log: str | None) -> Any:
     """A fresh SB3 model for ``config`` on ``venv``."""
     cls = sb3_class(config.algo)
     return cls(
@@ -59,6 +64,6 @@ def build_sb3(config, venv, tensorboard_log: str | None) -> Any:
     )
 
 
-def load_sb3(algo: str, path) -> Any:
+def load_sb3(algo: str, path: str | Path) -> Any:
     """Load a saved SB3 model of the given algo."""
     return sb3_class(algo).load(str(path), device="cpu")

@@ -11,13 +11,13 @@ import numpy as np
 from concentration_env.envs.features import card_features
 from concentration_env.game.core import compile_rules
 from concentration_env.game.rules import Rules
-from concentration_env.training.config import config_from_mapping
+from concentration_env.training.config import TrainConfig, config_from_mapping
 from concentration_env.training.run_folder import final_model_path, read_run_config
 
 BOARD_KEYS = ("cards", "face_up", "removed", "action_mask")
 
 
-def torch_index(rows: np.ndarray):
+def torch_index(rows: np.ndarray) -> Any:
     """A numpy row selection (indices or booleans) as a torch index."""
     import torch
 
@@ -66,7 +66,7 @@ class ModelPolicy:
         self._setup(model, config, rules, folder.name)
 
     @classmethod
-    def of_model(cls, model: Any, config, rules: Rules, name: str = "in training") -> ModelPolicy:
+    def of_model(cls, model: Any, config: TrainConfig, rules: Rules, name: str = "in training") -> ModelPolicy:
         """The policy of a model in memory: an SB3 model, or a ``RecurrentPPO`` learner."""
         if config.algo == "recurrent_ppo":
             from concentration_env.training.recurrent import RecurrentActor
@@ -76,7 +76,7 @@ class ModelPolicy:
         policy._setup(model, config, rules, name)
         return policy
 
-    def _setup(self, model: Any, config, rules: Rules, name: str) -> None:
+    def _setup(self, model: Any, config: TrainConfig, rules: Rules, name: str) -> None:
         self.config, self.rules, self.name = config, rules, name
         self.game = compile_rules(rules)
         recurrent = config.algo == "recurrent_ppo"

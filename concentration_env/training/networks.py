@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
@@ -80,8 +79,3 @@ class PerCardMaskablePolicy(MaskableActorCriticPolicy):
         data = super()._get_constructor_parameters()
         data["hidden"] = self.hidden
         return data
-
-
-def count_parameters(module: nn.Module) -> int:
-    """Number of trainable parameters."""
-    return int(sum(np.prod(p.shape) for p in module.parameters() if p.requires_grad))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from concentration_env.game.rules import Rules
+from concentration_env.training.config import TrainConfig
 
 LEVEL_STYLES = {"optimal": "tab:green", "greedy": "tab:orange"}
 
@@ -18,7 +19,7 @@ def baseline_levels(rules: Rules) -> dict[str, float]:
     return {name: float(expected_moves(rules, name)) for name in LEVEL_STYLES}
 
 
-def learning_curve(run_dir: Path, config) -> Path:
+def learning_curve(run_dir: Path, config: TrainConfig) -> Path:
     """Draw ``eval.csv`` of a run with the baselines' levels; returns the PNG's path."""
     import matplotlib
 

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from concentration_env.game.core import compile_rules
+from concentration_env.game.rules import Rules
+from concentration_env.training.config import TrainConfig
 from concentration_env.training.envs import make_vec_env
 from concentration_env.training.model_policy import ModelPolicy
 from concentration_env.training.recurrent import RecurrentPPO, RecurrentPPOSettings
 
 
-def train_recurrent(config, rules, run_dir: Path, log, progress_bar: bool) -> tuple[int, bool]:
+def train_recurrent(config: TrainConfig, rules: Rules, run_dir: Path, log: Any, progress_bar: bool) -> tuple[int, bool]:
     """Train a recurrent PPO agent for ``config``; returns (steps, interrupted)."""
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm

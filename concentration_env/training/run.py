@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from concentration_env.game.policy import Policy
+from concentration_env.game.rules import Rules
 from concentration_env.training.config import TrainConfig
 from concentration_env.training.evaluation import agent_stats
 from concentration_env.training.run_folder import EVAL_COLUMNS, new_run_dir
@@ -27,14 +29,14 @@ class EvalLog:
     """Evaluates the agent on the same seeded deals each time and appends a row to ``eval.csv``
     (solitaire: moves, misses, cleared; duel: win rate and margin against the first opponent)."""
 
-    def __init__(self, path: Path, config: TrainConfig, rules):
+    def __init__(self, path: Path, config: TrainConfig, rules: Rules) -> None:
         self.path, self.config, self.rules = path, config, rules
         self.seed = config.seed + EVAL_SEED_OFFSET
         self.last = None  # timesteps of the last evaluation
         with path.open("w", newline="") as handle:
             csv.writer(handle).writerow(EVAL_COLUMNS)
 
-    def evaluate(self, timesteps: int, policy) -> dict[str, float]:
+    def evaluate(self, timesteps: int, policy: Policy) -> dict[str, float]:
         """Evaluate ``policy`` (a ``ModelPolicy`` of the model in training) and log the row."""
         stats = agent_stats(self.config, self.rules, policy, self.config.eval_episodes, self.seed)
         row = {column: stats.get(column, float("nan")) for column in EVAL_COLUMNS}
@@ -44,7 +46,7 @@ class EvalLog:
         self.last = timesteps
         return row
 
-    def finish(self, timesteps: int, policy) -> None:
+    def finish(self, timesteps: int, policy: Policy) -> None:
         """Evaluate the final model unless the last row already did."""
         if self.last != timesteps:
             self.evaluate(timesteps, policy)
@@ -94,7 +96,7 @@ def train(
     return run_dir
 
 
-def _train_sb3(config: TrainConfig, rules, run_dir: Path, log: EvalLog, progress_bar: bool) -> tuple[int, bool]:
+def _train_sb3(config: TrainConfig, rules: Rules, run_dir: Path, log: EvalLog, progress_bar: bool) -> tuple[int, bool]:
     from stable_baselines3.common.callbacks import BaseCallback, CallbackList, CheckpointCallback
 
     from concentration_env.training.envs import make_vec_env

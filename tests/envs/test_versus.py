@@ -108,8 +108,6 @@ def test_bad_settings(kwargs, field):
 
 def test_policy_names_resolve_through_baselines():
     baselines = pytest.importorskip("baselines")
-    if not hasattr(baselines, "make_policy"):
-        pytest.skip("the baselines package has no make_policy yet")
     env = VersusEnv(num_players=2, ranks=3)  # the default opponent: greedy
     total, info = play_to_the_end(env, 0)
     assert info["winners"]

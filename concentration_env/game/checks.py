@@ -1,0 +1,103 @@
+"""One way to validate a setting: every bad value raises one ``ValueError`` that reads
+
+    invalid <field>=<value>[: <why>]; allowed: <what is allowed>
+
+Rules, batches, seats, training, benchmark and RLlib configs all check their fields here, so
+"an int but not a bool" and "one of these names" are written once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+import numpy as np
+
+
+def fail(field: str, value: Any, allowed: str, why: str | None = None) -> NoReturn:
+    """Raise the one ``ValueError`` for a bad setting."""
+    reason = f": {why}" if why else ""
+    raise ValueError(f"invalid {field}={value!r}{reason}; allowed: {allowed}")
+
+
+def is_int(value: Any, numpy: bool = False) -> bool:
+    """An int but not a bool (with ``numpy``, NumPy integers count too)."""
+    types = (int, np.integer) if numpy else int
+    return isinstance(value, types) and not isinstance(value, bool)
+
+
+def _int_range(minimum: int | None, maximum: int | None, noun: str) -> str:
+    if minimum is not None and maximum is not None:
+        return f"{noun} from {minimum} to {maximum}"
+    if minimum is not None:
+        return f"{noun} >= {minimum}"
+    if maximum is not None:
+        return f"{noun} <= {maximum}"
+    return noun
+
+
+def check_int(
+    field: str,
+    value: Any,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    *,
+    optional: bool = False,
+    allowed: str | None = None,
+    numpy: bool = False,
+    whole_floats: bool = False,
+) -> int | None:
+    """``value`` as an int within ``[minimum, maximum]``.
+
+    ``optional`` lets None through; ``numpy`` accepts NumPy integers; ``whole_floats``
+    accepts integral floats such as ``2e6`` (YAML reads it as a float). ``allowed`` replaces
+    the generated description of what is allowed.
+    """
+    if optional and value is None:
+        return None
+    noun = "a whole number" if whole_floats else "an int"
+    allowed = allowed or ("None or " if optional else "") + _int_range(minimum, maximum, noun)
+    if whole_floats and isinstance(value, float) and not isinstance(value, bool):
+        if not math.isfinite(value) or not value.is_integer():
+            fail(field, value, allowed, "not a whole number")
+        number = int(value)
+    elif is_int(value, numpy):
+        number = int(value)
+    elif isinstance(value, float):
+        fail(field, value, allowed, "not a whole number" if not float(value).is_integer() else "not an int")
+    else:
+        fail(field, value, allowed, "not a number")
+    if minimum is not None and number < minimum:
+        fail(field, value, allowed, f"below the minimum {minimum}")
+    if maximum is not None and number > maximum:
+        fail(field, value, allowed, f"above the maximum {maximum}")
+    return number
+
+
+def check_number(
+    field: str, value: Any, minimum: float | None = None, maximum: float | None = None, *, allowed: str | None = None
+) -> float:
+    """``value`` as a real number (int or float, not a bool) within ``[minimum, maximum]``."""
+    allowed = allowed or _int_range(minimum, maximum, "a number")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        fail(field, value, allowed, "not a number")
+    if minimum is not None and value < minimum:
+        fail(field, value, allowed, f"below the minimum {minimum}")
+    if maximum is not None and value > maximum:
+        fail(field, value, allowed, f"above the maximum {maximum}")
+    return value
+
+
+def check_choice(field: str, value: Any, allowed: Sequence[str]) -> str:
+    """``value`` if it is one of ``allowed``."""
+    if not isinstance(value, str) or value not in allowed:
+        fail(field, value, ", ".join(allowed))
+    return value
+
+
+def check_bool(field: str, value: Any) -> bool:
+    """``value`` if it is True or False."""
+    if not isinstance(value, bool):
+        fail(field, value, "True or False")
+    return value
