@@ -17,7 +17,8 @@ from dataclasses import asdict, dataclass, field, fields
 import numpy as np
 
 from baselines import optimal
-from baselines.policies import BaselinePolicy, make_policy
+from baselines.base import BaselinePolicy
+from baselines.policies import make_policy
 from concentration_env.game import core
 from concentration_env.game.rules import Rules
 
