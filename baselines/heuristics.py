@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from baselines.base import NOWHERE, UNSEEN, BaselinePolicy
+from concentration_env.game.checks import check_int, check_number
 from concentration_env.game.rules import Rules
 
 
@@ -138,11 +139,8 @@ class ForgetfulPolicy(GreedyMemoryPolicy):
     _act_duel = BaselinePolicy._act_duel  # its forgetting is defined on the shared table only
 
     def __init__(self, rules: Rules, capacity: int | None = 8, forget: float = 0.1):
-        if capacity is not None and (not isinstance(capacity, int) or capacity < 0):
-            raise ValueError(f"invalid capacity={capacity!r}; allowed: None or an int >= 0")
-        if not 0.0 <= forget <= 1.0:
-            raise ValueError(f"invalid forget={forget!r}; allowed: a probability in [0, 1]")
-        self.capacity, self.forget = capacity, forget
+        self.capacity = check_int("capacity", capacity, minimum=0, optional=True)
+        self.forget = check_number("forget", forget, 0.0, 1.0, allowed="a probability in [0, 1]")
         super().__init__(rules)
 
     def reset_batch(self, seeds: Sequence[int | None]) -> None:

@@ -26,7 +26,7 @@ class OptimalPolicy(BaselinePolicy):
 
     name = "optimal"
     per_game = BaselinePolicy.per_game + ("first_known", "stalling")
-    STALL, ANY_UNKNOWN, KNOWN_MISS = -1, -2, -1  # codes besides class states and pools
+    STALL, KNOWN_MISS = -1, -1  # codes besides class states and pools
 
     def __init__(self, rules: Rules):
         self.solver = optimal.solver(rules.replace(max_mismatches=None))
