@@ -23,9 +23,9 @@ from concentration_env.game.seats import agent_name, check_observation_mode, sea
 from concentration_env.render.frame import Table, render_tables
 from concentration_env.render.shapes import check_table_shape
 from concentration_env.render.text import render_ansi
-from concentration_env.render.window import Screen, check_render_mode
+from concentration_env.render.window import Screen, available_render_modes, check_render_mode
 
-RENDER_MODES = ("ansi", "rgb_array", "human")
+RENDER_MODES = tuple(available_render_modes())
 
 
 def total_points(game: core.Game) -> int:

@@ -14,7 +14,7 @@ from concentration_env.game.seats import check_observation_mode
 from concentration_env.render.frame import Table, render_tables
 from concentration_env.render.shapes import check_table_shape
 from concentration_env.render.text import render_ansi
-from concentration_env.render.window import Screen, check_render_mode
+from concentration_env.render.window import Screen, available_render_modes, check_render_mode
 
 MAX_EPISODE_STEPS = 10_000
 
@@ -98,7 +98,7 @@ class ConcentrationEnv(gym.Env):
       without changing the game).
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
+    metadata = {"render_modes": available_render_modes(), "render_fps": 4}
 
     def __init__(
         self,

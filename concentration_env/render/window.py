@@ -6,13 +6,29 @@ other render mode works without it.
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 
 RENDER_EXTRA = "pip install 'concentration-env[render]'"
+WINDOW_MODE = "human"
+PICTURE_MODES = ("ansi", "rgb_array")  # drawn without any optional dependency
+
+
+def available_render_modes() -> list[str]:
+    """The render modes of this install, for the envs' ``metadata``: ``"human"`` only where
+    pygame is installed. Gymnasium's env checker makes the env in every listed mode, so it
+    passes on a base install too; asking for the window without pygame still says which
+    extra to install (:func:`check_render_mode`)."""
+    window = [WINDOW_MODE] if importlib.util.find_spec("pygame") is not None else []
+    return [*PICTURE_MODES, *window]
 
 
 def check_render_mode(render_mode: str | None, metadata: dict) -> str | None:
-    """``render_mode`` itself if None or listed in the env's ``metadata``; ``ValueError`` otherwise."""
+    """``render_mode`` itself if None or listed in the env's ``metadata``; the missing
+    extra for the window, ``ValueError`` for any other mode."""
+    if render_mode == WINDOW_MODE and render_mode not in metadata["render_modes"]:
+        import_pygame()  # raises DependencyNotInstalled naming the extra
     if render_mode is not None and render_mode not in metadata["render_modes"]:
         raise ValueError(f"invalid render_mode={render_mode!r}; allowed: None | {metadata['render_modes']}")
     return render_mode
