@@ -1,5 +1,6 @@
 # The two commands of the README: `make main` and `make test`. Each sets everything up first.
 # The RLlib smoke test runs in its own venv (.venv-rllib): ray[rllib] pins an older gymnasium.
+# scripts/check_wheel.sh installs the built wheel into a clean venv and smoke-tests it from outside the tree.
 .PHONY: setup setup-rllib setup-docs main test docs
 
 setup:
@@ -18,6 +19,7 @@ main: setup
 test: setup setup-rllib
 	.venv/bin/python -m pytest
 	.venv-rllib/bin/python -m pytest tests/integrations/test_rllib.py
+	bash scripts/check_wheel.sh
 
 docs: setup-docs
 	.venv-docs/bin/mkdocs build --strict

@@ -19,7 +19,7 @@ from concentration_env.game.cards import Card
 from concentration_env.game.rules import Rules, preset_names
 
 __all__ = ["Card", "Rules", "preset_names"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 register_envs()
 moved.install()
