@@ -124,7 +124,7 @@ def play_deals(
     # A turn that captures nothing and shows nothing new is a pass. Once every seat has
     # passed in a row the position is back where it was; players who repeat themselves
     # would go round forever, so the game stops there (scored as the DP scores it).
-    can_stall = rules.num_players > 1 and all(policy.name in STATIONARY for policy in policies)
+    can_stall = rules.num_players > 1 and all(repeats_itself(policy) for policy in policies)
     stall_after = rules.num_players if can_stall else np.iinfo(np.int64).max
     passes = np.zeros(games, dtype=np.int64)
     seen_at_turn_start = state.seen.sum(axis=1)
@@ -166,6 +166,12 @@ def play_deals(
         unfinished & ~capped,
         capped,
     )
+
+
+def repeats_itself(policy) -> bool:
+    """Whether ``policy`` is a baseline of :data:`STATIONARY`: in a position where it has seen
+    no new card since last time, it flips as it did then."""
+    return isinstance(policy, BaselinePolicy) and policy.name in STATIONARY
 
 
 def _chips_lost(rules: Rules, state: core.State) -> np.ndarray:
