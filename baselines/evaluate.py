@@ -6,6 +6,18 @@ stepped together with :func:`concentration_env.game.core.step`; every seat's pol
 flip (perfect-memory observations, as in ``observation_mode="memory"``) and acts through
 ``act_batch``. Results come with 95% confidence intervals and, where the dynamic programme
 of :mod:`baselines.optimal` covers the game and the policy, the exact expectation.
+
+Games that do not finish are told apart from those that do:
+
+- *stalled*: every seat passed in a row (a turn that captures nothing and shows nothing new)
+  and every seat is played by a policy of :data:`STATIONARY` (its flips depend only on what
+  it has seen and on the order drawn at reset), so the position would repeat forever. Two
+  optimal players do this on purpose where every other move loses; the game is scored as it
+  stands, i.e. the remaining pairs shared, as the DP scores it. Random or forgetful players
+  who pass in a row have not stalled: they may flip differently next time.
+- *capped*: still running after ``max_turns`` turns (default
+  :data:`concentration_env.game.seats.TURNS_PER_CARD_CAP`
+  turns per card). The summary leaves capped games out of every figure and counts them.
 """
 
 from __future__ import annotations
@@ -21,10 +33,12 @@ from baselines.base import BaselinePolicy
 from baselines.policies import make_policy
 from concentration_env.game import core
 from concentration_env.game.rules import Rules
+from concentration_env.game.seats import turn_cap
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 COMPACT_BELOW = 2  # drop finished games from the batch once fewer than 1 / this of it runs
-TURNS_PER_CARD_CAP = 50  # a game still running after this many turns per card is stopped
+# Baselines that, in a position they have seen no new card in, flip as they did last time.
+STATIONARY = frozenset({"greedy", "safe_first", "optimal"})
 
 
 @dataclass
@@ -58,7 +72,8 @@ class Results:
     mismatches: np.ndarray  # (G,) unsuccessful pairs
     scores: np.ndarray  # (G, P) points per seat
     cleared: np.ndarray  # (G,) every card captured
-    stalled: np.ndarray  # (G,) stopped unfinished: every seat passed in turn, or the turn cap
+    stalled: np.ndarray  # (G,) stopped in a position that stationary players repeat forever
+    capped: np.ndarray  # (G,) stopped unfinished at the turn cap
     summary: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -78,7 +93,8 @@ def play(
     rules: Rules, policies: Sequence[BaselinePolicy], games: int, seed: int = 0, max_turns: int | None = None
 ) -> Results:
     """Play ``games`` games of ``rules``, seat ``p`` played by ``policies[p]``, seeds
-    ``seed .. seed + games - 1``; returns per-game results (no summary)."""
+    ``seed .. seed + games - 1``, each stopped once stalled or after ``max_turns`` turns (see
+    the module docstring); returns per-game results (no summary)."""
     if games < 1:
         raise ValueError(f"invalid games={games}; allowed: an int >= 1")
     game = core.compile_rules(rules)
@@ -104,15 +120,17 @@ def play_deals(
     for seat, policy in enumerate(policies):
         # Each seat gets its own stream of randomness for the same deal.
         policy.reset_batch([s * rules.num_players + seat for s in seeds])
-    cap = max_turns if max_turns is not None else TURNS_PER_CARD_CAP * game.num_cards
+    cap = turn_cap(game.num_cards, max_turns)
     actions = np.zeros(games, dtype=np.int64)
-    # A turn that captures nothing and shows nothing new is a pass; once every seat has
-    # passed in a row the position repeats forever (both refusing to reveal): stop there,
-    # the remaining pairs shared, as the DP scores it.
+    # A turn that captures nothing and shows nothing new is a pass. Once every seat has
+    # passed in a row the position is back where it was; players who repeat themselves
+    # would go round forever, so the game stops there (scored as the DP scores it).
+    can_stall = rules.num_players > 1 and all(repeats_itself(policy) for policy in policies)
+    stall_after = rules.num_players if can_stall else np.iinfo(np.int64).max
     passes = np.zeros(games, dtype=np.int64)
     seen_at_turn_start = state.seen.sum(axis=1)
     while True:
-        state.done |= (state.turns >= cap) | ((passes >= rules.num_players) & (rules.num_players > 1))
+        state.done |= (state.turns >= cap) | (passes >= stall_after)
         running = ~state.done
         if not running.any():
             break
@@ -136,7 +154,8 @@ def play_deals(
         passes = np.where(ended_turn, np.where(passed, passes + 1, 0), passes)
         seen_at_turn_start = np.where(ended_turn, seen, seen_at_turn_start)
     final.assign(state, rows)
-    stalled = ~core.cleared(final) & ~_chips_lost(rules, final)
+    unfinished = ~core.cleared(final) & ~_chips_lost(rules, final)
+    capped = unfinished & (final.turns >= cap)
     return Results(
         rules,
         tuple(p.name for p in policies),
@@ -145,8 +164,15 @@ def play_deals(
         final.mismatches.copy(),
         final.scores.copy(),
         core.cleared(final),
-        stalled,
+        unfinished & ~capped,
+        capped,
     )
+
+
+def repeats_itself(policy) -> bool:
+    """Whether ``policy`` is a baseline of :data:`STATIONARY`: in a position where it has seen
+    no new card since last time, it flips as it did then."""
+    return isinstance(policy, BaselinePolicy) and policy.name in STATIONARY
 
 
 def _chips_lost(rules: Rules, state: core.State) -> np.ndarray:
@@ -170,16 +196,26 @@ def exact_value(rules: Rules, names: Sequence[str]):
 
 
 def summarise(results: Results) -> Results:
-    """Fill ``results.summary``: moves, unsuccessful pairs, wins, per-seat points and margins."""
+    """Fill ``results.summary``: moves, unsuccessful pairs, wins, per-seat points and margins
+    over the games that were not capped, and how many games stalled or were capped."""
     rules, summary = results.rules, {}
     exact = exact_value(rules, results.policies)
+    scored = ~results.capped
+    summary["games_scored"] = int(scored.sum())
+    summary["capped_games"] = int(results.capped.sum())
+    if rules.num_players > 1:
+        summary["stalled_games"] = int(results.stalled.sum())
+    results.summary = summary
+    if not scored.any():
+        return results  # nothing to estimate: every game ran into the cap
     if rules.num_players == 1:
-        summary["moves"] = estimate(results.turns, exact)
-        summary["unsuccessful_pairs"] = estimate(results.mismatches, None if exact is None else exact - rules.num_pairs)
-        summary["win_rate"] = estimate(results.cleared)
+        summary["moves"] = estimate(results.turns[scored], exact)
+        unsuccessful = None if exact is None else exact - rules.num_pairs
+        summary["unsuccessful_pairs"] = estimate(results.mismatches[scored], unsuccessful)
+        summary["win_rate"] = estimate(results.cleared[scored])
     else:
-        summary["unsuccessful_pairs"] = estimate(results.mismatches)
-        scores = results.scores
+        summary["unsuccessful_pairs"] = estimate(results.mismatches[scored])
+        scores = results.scores[scored]
         best = scores.max(axis=1, keepdims=True)
         sole = (scores == best) & ((scores == best).sum(axis=1, keepdims=True) == 1)
         for seat, name in enumerate(results.policies):
@@ -187,8 +223,6 @@ def summarise(results: Results) -> Results:
             summary[f"seat{seat}_{name}_win_rate"] = estimate(sole[:, seat])
         if rules.num_players == 2:
             summary["margin_seat0_minus_seat1"] = estimate(scores[:, 0] - scores[:, 1], exact)
-        summary["stalled_games"] = int(results.stalled.sum())
-    results.summary = summary
     return results
 
 
@@ -203,6 +237,19 @@ def table(results: Sequence[Results]) -> str:
     lines = []
     for result in results:
         lines.append(f"{' vs '.join(result.policies)}  ({len(result.turns)} games, seed {result.seed})")
+        note = _unfinished_note(result)
+        if note is not None:
+            lines.append(f"  note: {note}")
         for key, value in result.summary.items():
             lines.append(f"  {key:<34} {value}")
     return "\n".join(lines)
+
+
+def _unfinished_note(result: Results) -> str | None:
+    """A line on how the figures treat unfinished games, when there are any."""
+    notes = []
+    if result.stalled.any():
+        notes.append("stalled games (a position every seat repeats) are scored as they stand, the rest shared")
+    if result.capped.any():
+        notes.append("capped games (still running at the turn cap) are left out of every figure")
+    return "; ".join(notes) or None

@@ -50,11 +50,13 @@ class raw_env(TableEnv, EzPickle):
 
     ## Episode End
     When every card is matched (or after ``max_mismatches`` misses). Every agent's info
-    then holds ``winners`` and the final ``scores``; ``tie_break`` applies.
+    then holds ``winners`` and the final ``scores``; ``tie_break`` applies. ``max_turns``
+    truncates a game still running after that many turns, scored as it stands, as in
+    ``concentration_v0``.
 
     ## Arguments
     ``duel_v0.env(rules=None, first_player=0, observation_mode="memory",
-    render_mode=None, table_shape="grid", **rule_fields)``; rendering as in
+    render_mode=None, table_shape="grid", max_turns=None, **rule_fields)``; rendering as in
     ``concentration_v0`` (pictures show both layouts). The rules describe the whole table: ``packs=2``
     (one per player) and ``matching="identical"`` by default; ``ranks``, ``jokers``,
     ``deck="pictures"``, other matching rules, ``reward_mode`` and ``tie_break`` apply.
@@ -75,9 +77,12 @@ class raw_env(TableEnv, EzPickle):
         observation_mode: str = "memory",
         render_mode: str | None = None,
         table_shape: str = "grid",
+        max_turns: int | None = None,
         **rule_fields: Any,
     ):
-        EzPickle.__init__(self, rules, first_player, observation_mode, render_mode, table_shape, **rule_fields)
+        EzPickle.__init__(
+            self, rules, first_player, observation_mode, render_mode, table_shape, max_turns, **rule_fields
+        )
         super().__init__()
         self.rules = duel.duel_rules(rules, **rule_fields)
         self.game = core.compile_rules(self.rules)
@@ -89,7 +94,7 @@ class raw_env(TableEnv, EzPickle):
         fields.update({f"opponent_{key}": own[key] for key in ("cards", "face_up", "removed")})
         fields["leading"] = spaces.MultiBinary(1)
         self.board_space = spaces.Dict(fields)
-        self._setup(duel.SEATS, first_player, observation_mode, render_mode, table_shape)
+        self._setup(duel.SEATS, first_player, observation_mode, render_mode, table_shape, max_turns)
 
     @property
     def layout(self) -> tuple[tuple, tuple]:

@@ -18,6 +18,7 @@ from pettingzoo.utils import wrappers
 
 from concentration_env.envs.spaces import Positions, board_space, parse_action
 from concentration_env.game import core, scoring
+from concentration_env.game.checks import check_int
 from concentration_env.game.rules import Rules
 from concentration_env.game.seats import agent_name, check_observation_mode, seat_of, table_rules
 from concentration_env.render.frame import Table, render_tables
@@ -112,9 +113,16 @@ class TableEnv(AECEnv):
     _step_game = staticmethod(core.step)
 
     def _setup(
-        self, players: int, first_player: int | str, observation_mode: str, render_mode: str | None, table_shape: str
+        self,
+        players: int,
+        first_player: int | str,
+        observation_mode: str,
+        render_mode: str | None,
+        table_shape: str,
+        max_turns: int | None = None,
     ) -> None:
         """Validate the table settings and build the agents and spaces."""
+        self.max_turns = check_int("max_turns", max_turns, 1, optional=True, numpy=True)
         self._memory = check_observation_mode(observation_mode)
         self.observation_mode = observation_mode
         self.render_mode = check_render_mode(render_mode, self.metadata)
@@ -176,6 +184,8 @@ class TableEnv(AECEnv):
             self.rewards.update(zip(self.possible_agents, shares.tolist()))
         if ended:
             self._finish()
+        elif self.max_turns is not None and self._state.turns[0] >= self.max_turns:
+            self._finish(truncated=True)
         self.agent_selection = self.possible_agents[int(self._state.player[0])]
         self._accumulate_rewards()
         if self._screen is not None:
@@ -223,6 +233,13 @@ class TableEnv(AECEnv):
         self._require_reset()
         return {agent: int(points) for agent, points in zip(self.possible_agents, self._state.scores[0])}
 
+    def truncate(self) -> None:
+        """Truncate the game now, scored as it stands (as at ``max_turns``): for a caller who
+        knows the players would repeat the position forever."""
+        self._require_reset()
+        if not (any(self.terminations.values()) or any(self.truncations.values())):
+            self._finish(truncated=True)
+
     # -- helpers -------------------------------------------------------------------------
     def _new_state(self, rng: np.random.Generator, first: int) -> core.State:
         """A freshly dealt game with seat ``first`` to move."""
@@ -246,16 +263,18 @@ class TableEnv(AECEnv):
         if self._state is None:
             raise RuntimeError("call reset() before using the env")
 
-    def _finish(self) -> None:
-        """End the game: winners and final scores in every info, win/loss rewards."""
+    def _finish(self, truncated: bool = False) -> None:
+        """End the game (``truncated``: at the turn cap, scored as it stands): winners and
+        final scores in every info, win/loss rewards."""
         won = self._winners()
         winners = [agent for agent, w in zip(self.possible_agents, won) if w]
         if self.rules.reward_mode == "win_loss":
             for agent, reward in zip(self.possible_agents, scoring.win_loss_rewards(won[None])[0]):
                 self.rewards[agent] = int(reward)
         final = self.scores()
+        ends = self.truncations if truncated else self.terminations
         for agent in self.agents:
-            self.terminations[agent] = True
+            ends[agent] = True
             self.infos[agent] = {"winners": winners, "scores": final}
 
     def _header(self) -> str:
@@ -305,10 +324,16 @@ class raw_env(TableEnv, EzPickle):
     Every agent terminates together. Each agent's info then holds ``winners`` (agent
     names: the most points, ties settled by ``tie_break`` or shared) and the final
     ``scores`` (agent -> points). See :mod:`concentration_env.game.scoring` for tie-breaks.
+    With ``max_turns``, a game still running when that many turns are over is truncated
+    instead: every agent's ``truncation`` is True and the game is scored as it stands
+    (``winners``, ``scores`` and win/loss rewards as at an end). Without it a game can run
+    forever: two optimal players repeat a stalled position for good (the DP scores such a
+    position as the remaining pairs shared, which is what scoring it as it stands gives).
 
     ## Arguments
     ``concentration_v0.env(rules=None, num_players=None, first_player=0,
-    observation_mode="memory", render_mode=None, **rule_fields)``; ``num_players``
+    observation_mode="memory", render_mode=None, table_shape="grid", max_turns=None,
+    **rule_fields)``; ``num_players``
     defaults to the rules' own count when that is two or more, else 2. ``first_player``
     is a seat or agent name; ``reset(options={"first_player": ...})`` overrides it for
     one game. ``render_mode``: ``"ansi"`` (the table as text), ``"rgb_array"`` (a picture
@@ -335,17 +360,18 @@ class raw_env(TableEnv, EzPickle):
         observation_mode: str = "memory",
         render_mode: str | None = None,
         table_shape: str = "grid",
+        max_turns: int | None = None,
         **rule_fields: Any,
     ):
         EzPickle.__init__(
-            self, rules, num_players, first_player, observation_mode, render_mode, table_shape, **rule_fields
+            self, rules, num_players, first_player, observation_mode, render_mode, table_shape, max_turns, **rule_fields
         )
         super().__init__()
         self.rules = table_rules(rules, num_players, **rule_fields)
         self.game = core.compile_rules(self.rules)
         self.num_cards = self.game.num_cards
         self.board_space = board_space(self.game)
-        self._setup(self.rules.num_players, first_player, observation_mode, render_mode, table_shape)
+        self._setup(self.rules.num_players, first_player, observation_mode, render_mode, table_shape, max_turns)
         self.last_flip: core.Flip | None = None  # what the last flip did, for callers that narrate the game
 
     @property

@@ -86,9 +86,10 @@ def resolve_opponents(specs: Any, rules: Rules, num_games: int) -> list[BatchPol
 
 def play_turns(table: Any, policies: Mapping[int, Policy], watch: str) -> float:
     """Let ``policies`` (seat -> policy) move on a raw multi-player env for as long as the
-    game runs and the seat to move has a policy; return what agent ``watch`` earned."""
+    game runs (neither terminated nor truncated) and the seat to move has a policy; return
+    what agent ``watch`` earned."""
     earned = 0.0
-    while not table.terminations[table.agent_selection]:
+    while not (table.terminations[table.agent_selection] or table.truncations[table.agent_selection]):
         seat = table.possible_agents.index(table.agent_selection)
         if seat not in policies:
             break

@@ -49,7 +49,11 @@ class VersusEnv(gym.Env):
     ## Episode End
     ``terminated`` when the game ends; ``info`` then holds ``winners`` and ``scores``
     (agent -> points; the learner is ``info["agent"]``). Registered as
-    ``ConcentrationVs-v0`` with truncation after 10,000 learner flips.
+    ``ConcentrationVs-v0`` with truncation after 10,000 learner flips. ``max_turns``
+    truncates a game still running after that many turns of the table (all seats'),
+    scored as it stands, as in ``concentration_v0``: ``truncated`` is True and ``info``
+    holds ``winners`` and ``scores``. Either limit ends games that would otherwise go on
+    forever, such as an optimal learner against an optimal opponent in a stalled position.
 
     ## Information
     ``info`` holds ``action_mask`` (int8) and ``scores``; ``env.action_masks()`` returns the
@@ -58,7 +62,7 @@ class VersusEnv(gym.Env):
     ## Arguments
     ``gym.make("ConcentrationVs-v0", rules=None, num_players=None, seat=0,
     opponents="greedy", first_player=0, observation_mode="memory", render_mode=None,
-    table_shape="grid", **rule_fields)``
+    table_shape="grid", max_turns=None, **rule_fields)``
 
     - ``seat``: the learner's seat (index or agent name).
     - ``opponents``: a policy name for ``baselines.make_policy``, a saved model's file
@@ -90,10 +94,11 @@ class VersusEnv(gym.Env):
         observation_mode: str = "memory",
         render_mode: str | None = None,
         table_shape: str = "grid",
+        max_turns: int | None = None,
         **rule_fields: Any,
     ):
         self._table = raw_env(
-            rules, num_players, first_player, observation_mode, render_mode, table_shape, **rule_fields
+            rules, num_players, first_player, observation_mode, render_mode, table_shape, max_turns, **rule_fields
         )
         self.rules = self._table.rules
         self.game = self._table.game
@@ -138,19 +143,19 @@ class VersusEnv(gym.Env):
             for policy in self.opponents.values():
                 policy.reset(seed=int(self.np_random.integers(SEED_RANGE)))
             play_turns(self._table, self.opponents, self.agent)
-            if not self._table.terminations[self.agent]:
+            if not (self._table.terminations[self.agent] or self._table.truncations[self.agent]):
                 return self._observe()
         raise no_game_for_the_learner(self.seat)
 
     def step(self, action):
         table = self._table
         table._require_reset()
-        if table.terminations[self.agent]:
+        if table.terminations[self.agent] or table.truncations[self.agent]:
             raise RuntimeError("the episode is over; call reset() before step()")
         table.step(action)
         reward = table.rewards[self.agent] + play_turns(table, self.opponents, self.agent)
         observation, info = self._observe()
-        return observation, float(reward), table.terminations[self.agent], False, info
+        return observation, float(reward), table.terminations[self.agent], table.truncations[self.agent], info
 
     def render(self):
         return self._table.render()

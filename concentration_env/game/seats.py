@@ -21,6 +21,18 @@ def check_observation_mode(mode: str) -> bool:
 
 
 MIN_PLAYERS = 2
+# Games between policies stop after this many turns per card: two optimal players repeat a
+# stalled position forever, and weak policies can retry one missed pair forever (optimal
+# play needs under one turn per card, random play on 52 cards a few hundred turns in all).
+TURNS_PER_CARD_CAP = 50
+
+
+def turn_cap(num_cards: int, max_turns: Any = None) -> int:
+    """``max_turns`` validated (an int >= 1), or the default cap for ``num_cards`` cards."""
+    if max_turns is None:
+        return TURNS_PER_CARD_CAP * num_cards
+    allowed = f"None ({TURNS_PER_CARD_CAP} turns per card) or an int >= 1"
+    return check_int("max_turns", max_turns, 1, numpy=True, allowed=allowed)
 
 
 def agent_name(seat: int) -> str:

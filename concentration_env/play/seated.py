@@ -18,6 +18,7 @@ from concentration_env.envs.solitaire import ConcentrationEnv
 from concentration_env.game.cards import Card
 from concentration_env.game.policy import Policy
 from concentration_env.game.rules import Rules
+from concentration_env.game.seats import turn_cap
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,9 @@ class Result:
 class SeatedGame:
     """A game of ``rules`` at ``rules.num_players`` seats: the solitaire env for one seat,
     the multi-player AEC env for more. ``render_mode`` is the env's (``"ansi"`` or
-    ``"rgb_array"``)."""
+    ``"rgb_array"``). A multi-player game still running after ``max_turns`` turns (default
+    :data:`~concentration_env.game.seats.TURNS_PER_CARD_CAP` per card) is truncated, scored
+    as it stands."""
 
     def __init__(
         self,
@@ -54,6 +57,7 @@ class SeatedGame:
         table_shape: str = "grid",
         observation_mode: str = "memory",
         seed: int | None = None,
+        max_turns: int | None = None,
     ):
         self.rules = rules
         self.table_shape = table_shape
@@ -65,7 +69,7 @@ class SeatedGame:
         else:
             from concentration_env.envs.multiplayer import raw_env
 
-            self.env = raw_env(**options)
+            self.env = raw_env(**options, max_turns=turn_cap(rules.num_cards, max_turns))
             self.env.reset(seed=seed)
         self.num_players = rules.num_players
 
@@ -137,7 +141,13 @@ class SeatedGame:
         agents = self.env.possible_agents
         winners = tuple(agents.index(a) for a in self.env.infos[agents[0]].get("winners", ()))
         summary = ", ".join(f"{agent} {score}" for agent, score in zip(agents, self.scores))
+        if all(self.env.truncations.values()):
+            summary += f" (stopped unfinished after {self.env.unwrapped._state.turns[0]} turns, scored as it stands)"
         return Result(self.scores, winners, summary)
+
+    def stop(self) -> None:
+        """End an unfinished multi-player game now, scored as it stands."""
+        self.env.truncate()
 
     def close(self) -> None:
         self.env.close()
@@ -145,12 +155,34 @@ class SeatedGame:
 
 def play_out(match: SeatedGame, bots: Sequence[Policy], max_flips: int | None = None, on_flip=None) -> Result:
     """Let ``bots[seat]`` play every seat until the game ends (or ``max_flips``);
-    ``on_flip(flip)`` is called after each flip."""
-    flips = 0
+    ``on_flip(flip)`` is called after each flip.
+
+    When every bot is a baseline that repeats itself (``baselines.evaluate.repeats_itself``:
+    greedy, safe_first, optimal) and every seat in a row has ended its turn on a miss without
+    showing a new card, the position would come round forever (two optimal players do this
+    on purpose): the game stops there, scored as it stands, as the evaluation harness and the
+    turn cap score it."""
+    stall_after = len(bots) if match.num_players > 1 and all(_repeats_itself(bot) for bot in bots) else None
+    flips, passes, seen, shown_new = 0, 0, set(), False
     while not match.over and (max_flips is None or flips < max_flips):
         observation, mask = match.observe()
         flip = match.flip(int(bots[match.to_move].act(observation, mask)))
         flips += 1
+        shown_new |= flip.position not in seen
+        seen.add(flip.position)
+        if flip.ends_turn:
+            passes = 0 if flip.matched or shown_new else passes + 1
+            shown_new = False
         if on_flip is not None:
             on_flip(flip)
+        if stall_after is not None and passes >= stall_after and not match.over:
+            match.stop()
     return match.result()
+
+
+def _repeats_itself(bot: Policy) -> bool:
+    try:
+        from baselines.evaluate import repeats_itself
+    except ImportError:  # the baselines package is not installed: no bot is one of its policies
+        return False
+    return repeats_itself(bot)

@@ -21,6 +21,7 @@ from concentration_env.game import scoring
 from concentration_env.game.checks import check_int
 from concentration_env.game.policy import Policy
 from concentration_env.game.rules import Rules
+from concentration_env.game.seats import table_rules, turn_cap
 
 
 @dataclass
@@ -31,6 +32,7 @@ class SessionResult:
     points: list[list[int]] = field(default_factory=list)  # per game, per seat
     first_players: list[str] = field(default_factory=list)
     game_winners: list[list[str]] = field(default_factory=list)
+    truncated: list[bool] = field(default_factory=list)  # per game: stopped at the turn cap
 
     @property
     def totals(self) -> dict[str, int]:
@@ -54,6 +56,10 @@ class Session:
     other arguments build the env as ``concentration_v0.raw_env`` (``num_players`` is the
     number of players given). ``play(games, seed)`` plays more games and returns the
     :class:`SessionResult`; calling it again continues the session and the rotation.
+    A game still running after ``max_turns`` turns (default
+    :data:`~concentration_env.game.seats.TURNS_PER_CARD_CAP` per card) is truncated and counts
+    as it stands (``SessionResult.truncated`` marks it): two optimal players, for one, repeat
+    a stalled position forever.
     """
 
     def __init__(
@@ -61,13 +67,16 @@ class Session:
         players: Sequence[Policy | str],
         rules: Rules | str | None = None,
         observation_mode: str = "memory",
+        max_turns: int | None = None,
         **rule_fields: Any,
     ):
         if isinstance(players, (str, Policy)) or len(players) < 2:
             raise ValueError(
                 f"invalid players={players!r}; allowed: a sequence of two or more policies or names, one per seat"
             )
-        self.env = raw_env(rules, num_players=len(players), observation_mode=observation_mode, **rule_fields)
+        rules = table_rules(rules, len(players), **rule_fields)
+        cap = turn_cap(rules.num_cards, max_turns)
+        self.env = raw_env(rules, observation_mode=observation_mode, max_turns=cap)
         self.players = {seat: resolve_policy(p, self.env.rules) for seat, p in enumerate(players)}
         self.result = SessionResult(list(self.env.possible_agents))
 
@@ -85,4 +94,5 @@ class Session:
             result.points.append(list(env.scores().values()))
             result.first_players.append(env.possible_agents[first])
             result.game_winners.append(env.infos[env.possible_agents[0]]["winners"])
+            result.truncated.append(all(env.truncations.values()))
         return result

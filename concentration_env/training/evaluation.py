@@ -31,7 +31,7 @@ def solitaire_stats(
     rules: Rules, policy: Policy | str, games: int, seed: int, max_turns: int | None = None
 ) -> dict[str, Any]:
     """Moves and unsuccessful pairs per game (mean and 95% CI) and the share of deals cleared
-    (a game stopped at ``max_turns`` counts with the turns it took)."""
+    (a game stopped at ``max_turns`` counts with the turns it took; ``capped`` says how many were)."""
     from baselines.evaluate import estimate, play
 
     result = play(rules, [policy], games, seed, max_turns=max_turns)
@@ -43,6 +43,7 @@ def solitaire_stats(
         "misses": misses.mean,
         "misses_ci95": misses.ci95,
         "cleared": float(result.cleared.mean()),
+        "capped": int(result.capped.sum()),
     }
 
 
@@ -50,14 +51,19 @@ def duel_stats(
     rules: Rules, policy: Policy | str, opponent: Policy | str, games: int, seed: int, max_turns: int | None = None
 ) -> dict[str, Any]:
     """Win rate (ties count half) and pair margin against ``opponent``, ``games`` deals in each
-    seat: per seat (``win_first``, ``win_second``, ``margin_first``, ...) and over both."""
+    seat: per seat (``win_first``, ``win_second``, ``margin_first``, ...) and over both. A game
+    stopped at ``max_turns`` or stalled counts as it stands; ``capped`` and ``stalled`` say how
+    many were (see :mod:`baselines.evaluate`)."""
     from baselines.evaluate import estimate, play
 
-    stats: dict[str, Any] = {"games": 2 * games, "opponent": opponent.name}
+    stats: dict[str, Any] = {"games": 2 * games, "opponent": opponent.name, "capped": 0, "stalled": 0}
     wins, margins = [], []
     for seat, name in enumerate(("first", "second")):
         seats = [policy, opponent] if seat == 0 else [opponent, policy]
-        scores = play(rules, seats, games, seed, max_turns=max_turns).scores
+        result = play(rules, seats, games, seed, max_turns=max_turns)
+        stats["capped"] += int(result.capped.sum())
+        stats["stalled"] += int(result.stalled.sum())
+        scores = result.scores
         margin = scores[:, seat] - scores[:, 1 - seat]
         win = np.where(margin > 0, 1.0, np.where(margin == 0, 0.5, 0.0))
         stats[f"win_{name}"], stats[f"margin_{name}"] = float(win.mean()), float(margin.mean())
