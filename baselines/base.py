@@ -41,6 +41,7 @@ class BaselinePolicy:
     """Base class: memory of faces seen, a per-game random order of positions, batching."""
 
     name = "policy"
+    stationary = False  # see concentration_env.game.policy.is_stationary
     per_game = ("order", "memory")  # arrays with one row per game of the batch
     batch_wide = ("rng",)  # what all games of a batch share (kept when some games restart)
 

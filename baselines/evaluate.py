@@ -10,8 +10,9 @@ of :mod:`baselines.optimal` covers the game and the policy, the exact expectatio
 Games that do not finish are told apart from those that do:
 
 - *stalled*: every seat passed in a row (a turn that captures nothing and shows nothing new)
-  and every seat is played by a policy of :data:`STATIONARY` (its flips depend only on what
-  it has seen and on the order drawn at reset), so the position would repeat forever. Two
+  and every seat is played by a stationary policy (``stationary = True``: greedy, safe_first,
+  optimal; see :func:`concentration_env.game.policy.is_stationary`), so the position would
+  repeat forever. Two
   optimal players do this on purpose where every other move loses; the game is scored as it
   stands, i.e. the remaining pairs shared, as the DP scores it. Random or forgetful players
   who pass in a row have not stalled: they may flip differently next time.
@@ -32,15 +33,15 @@ from baselines import optimal
 from baselines.base import BaselinePolicy
 from baselines.policies import make_policy
 from concentration_env.game import core
+from concentration_env.game.policy import is_stationary
 from concentration_env.game.rules import Rules
 from concentration_env.game.seats import turn_cap
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 COMPACT_BELOW = 2  # drop finished games from the batch once fewer than 1 / this of it runs
+
+
 # Baselines that, in a position they have seen no new card in, flip as they did last time.
-STATIONARY = frozenset({"greedy", "safe_first", "optimal"})
-
-
 @dataclass
 class Estimate:
     """A sample mean with its 95% confidence half-width and, where known, the exact value."""
@@ -125,7 +126,7 @@ def play_deals(
     # A turn that captures nothing and shows nothing new is a pass. Once every seat has
     # passed in a row the position is back where it was; players who repeat themselves
     # would go round forever, so the game stops there (scored as the DP scores it).
-    can_stall = rules.num_players > 1 and all(repeats_itself(policy) for policy in policies)
+    can_stall = rules.num_players > 1 and all(is_stationary(policy) for policy in policies)
     stall_after = rules.num_players if can_stall else np.iinfo(np.int64).max
     passes = np.zeros(games, dtype=np.int64)
     seen_at_turn_start = state.seen.sum(axis=1)
@@ -167,12 +168,6 @@ def play_deals(
         unfinished & ~capped,
         capped,
     )
-
-
-def repeats_itself(policy) -> bool:
-    """Whether ``policy`` is a baseline of :data:`STATIONARY`: in a position where it has seen
-    no new card since last time, it flips as it did then."""
-    return isinstance(policy, BaselinePolicy) and policy.name in STATIONARY
 
 
 def _chips_lost(rules: Rules, state: core.State) -> np.ndarray:

@@ -39,6 +39,7 @@ class GreedyMemoryPolicy(BaselinePolicy):
     """
 
     name = "greedy"
+    stationary = True
     deliberate_miss = False  # after a first card that pairs with nothing known: a known card?
 
     def _choose(self, view: dict) -> np.ndarray:
@@ -134,6 +135,7 @@ class ForgetfulPolicy(GreedyMemoryPolicy):
     """
 
     name = "forgetful"
+    stationary = False  # it forgets at random
     per_game = BaselinePolicy.per_game + ("seen_at",)
     batch_wide = BaselinePolicy.batch_wide + ("clock",)
     _act_duel = BaselinePolicy._act_duel  # its forgetting is defined on the shared table only

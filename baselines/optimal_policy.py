@@ -25,6 +25,7 @@ class OptimalPolicy(BaselinePolicy):
     """
 
     name = "optimal"
+    stationary = True
     per_game = BaselinePolicy.per_game + ("first_known", "stalling")
     STALL, KNOWN_MISS = -1, -1  # codes besides class states and pools
 

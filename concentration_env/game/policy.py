@@ -25,6 +25,14 @@ class Policy(Protocol):
     def act(self, observation: Mapping[str, np.ndarray], action_mask: np.ndarray) -> int: ...
 
 
+def is_stationary(policy: object) -> bool:
+    """Whether ``policy`` says it is *stationary* (an optional ``stationary = True``
+    attribute): its flips depend only on what it has seen and on what it drew at reset, so
+    in a position where it has seen nothing new since last time it flips as it did then.
+    Games between stationary players whose turns all reveal nothing have stalled for good."""
+    return getattr(policy, "stationary", False) is True
+
+
 @runtime_checkable
 class BatchPolicy(Policy, Protocol):
     """A player of many games at once: row ``r`` of its batch is one game (or one seat of one)."""

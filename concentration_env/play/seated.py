@@ -16,7 +16,7 @@ import numpy as np
 
 from concentration_env.envs.solitaire import ConcentrationEnv
 from concentration_env.game.cards import Card
-from concentration_env.game.policy import Policy
+from concentration_env.game.policy import Policy, is_stationary
 from concentration_env.game.rules import Rules
 from concentration_env.game.seats import turn_cap
 
@@ -157,12 +157,12 @@ def play_out(match: SeatedGame, bots: Sequence[Policy], max_flips: int | None = 
     """Let ``bots[seat]`` play every seat until the game ends (or ``max_flips``);
     ``on_flip(flip)`` is called after each flip.
 
-    When every bot is a baseline that repeats itself (``baselines.evaluate.repeats_itself``:
+    When every bot is stationary (:func:`concentration_env.game.policy.is_stationary`:
     greedy, safe_first, optimal) and every seat in a row has ended its turn on a miss without
     showing a new card, the position would come round forever (two optimal players do this
     on purpose): the game stops there, scored as it stands, as the evaluation harness and the
     turn cap score it."""
-    stall_after = len(bots) if match.num_players > 1 and all(_repeats_itself(bot) for bot in bots) else None
+    stall_after = len(bots) if match.num_players > 1 and all(is_stationary(bot) for bot in bots) else None
     flips, passes, seen, shown_new = 0, 0, set(), False
     while not match.over and (max_flips is None or flips < max_flips):
         observation, mask = match.observe()
@@ -178,11 +178,3 @@ def play_out(match: SeatedGame, bots: Sequence[Policy], max_flips: int | None = 
         if stall_after is not None and passes >= stall_after and not match.over:
             match.stop()
     return match.result()
-
-
-def _repeats_itself(bot: Policy) -> bool:
-    try:
-        from baselines.evaluate import repeats_itself
-    except ImportError:  # the baselines package is not installed: no bot is one of its policies
-        return False
-    return repeats_itself(bot)
