@@ -6,6 +6,8 @@ other render mode works without it.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 RENDER_EXTRA = "pip install 'concentration-env[render]'"
@@ -38,8 +40,8 @@ class Screen:
         self.pygame = import_pygame()
         self.fps = fps
         self.caption = caption
-        self._window = None
-        self._clock = None
+        self._window: Any = None  # pygame's Surface and Clock, once the window opens
+        self._clock: Any = None
 
     def show(self, frame: np.ndarray) -> None:
         """Put ``frame`` on screen, opening the window or fitting it to the frame's size first,
