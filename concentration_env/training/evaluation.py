@@ -63,8 +63,10 @@ def duel_stats(
         stats[f"win_{name}"], stats[f"margin_{name}"] = float(win.mean()), float(margin.mean())
         wins.append(win)
         margins.append(margin)
-    win, margin = estimate(np.concatenate(wins)), estimate(np.concatenate(margins))
-    stats.update(win=win.mean, win_ci95=win.ci95, margin=margin.mean, margin_ci95=margin.ci95)
+    overall_win, overall_margin = estimate(np.concatenate(wins)), estimate(np.concatenate(margins))
+    stats.update(
+        win=overall_win.mean, win_ci95=overall_win.ci95, margin=overall_margin.mean, margin_ci95=overall_margin.ci95
+    )
     return stats
 
 

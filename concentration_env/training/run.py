@@ -32,7 +32,7 @@ class EvalLog:
     def __init__(self, path: Path, config: TrainConfig, rules: Rules) -> None:
         self.path, self.config, self.rules = path, config, rules
         self.seed = config.seed + EVAL_SEED_OFFSET
-        self.last = None  # timesteps of the last evaluation
+        self.last: int | None = None  # timesteps of the last evaluation
         with path.open("w", newline="") as handle:
             csv.writer(handle).writerow(EVAL_COLUMNS)
 
