@@ -11,19 +11,32 @@ of :mod:`baselines.optimal` covers the game and the policy, the exact expectatio
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
+from typing import Protocol
 
 import numpy as np
 
 from baselines import optimal
-from baselines.policies import BaselinePolicy, make_policy
+from baselines.policies import make_policy
 from concentration_env.game import core
 from concentration_env.game.rules import Rules
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 COMPACT_BELOW = 2  # drop finished games from the batch once fewer than 1 / this of it runs
 TURNS_PER_CARD_CAP = 50  # a game still running after this many turns per card is stopped
+
+
+class HarnessPolicy(Protocol):
+    """What :func:`play` needs of each seat's player (the baselines and saved models offer it)."""
+
+    name: str
+
+    def reset_batch(self, seeds: Sequence[int | None]) -> None: ...
+
+    def keep(self, rows: np.ndarray) -> None: ...
+
+    def act_batch(self, observations: Mapping[str, np.ndarray]) -> np.ndarray: ...
 
 
 @dataclass
@@ -74,7 +87,7 @@ class Results:
 
 
 def play(
-    rules: Rules, policies: Sequence[BaselinePolicy], games: int, seed: int = 0, max_turns: int | None = None
+    rules: Rules, policies: Sequence[HarnessPolicy], games: int, seed: int = 0, max_turns: int | None = None
 ) -> Results:
     """Play ``games`` games of ``rules``, seat ``p`` played by ``policies[p]``, seeds
     ``seed .. seed + games - 1``; returns per-game results (no summary)."""
@@ -88,7 +101,7 @@ def play(
 
 def play_deals(
     rules: Rules,
-    policies: Sequence[BaselinePolicy],
+    policies: Sequence[HarnessPolicy],
     faces: np.ndarray,
     seeds: Sequence[int],
     max_turns: int | None = None,
@@ -170,6 +183,7 @@ def exact_value(rules: Rules, names: Sequence[str]):
 
 def summarise(results: Results) -> Results:
     """Fill ``results.summary``: moves, unsuccessful pairs, wins, per-seat points and margins."""
+    summary: dict[str, Estimate | int]
     rules, summary = results.rules, {}
     exact = exact_value(rules, results.policies)
     if rules.num_players == 1:
