@@ -382,6 +382,7 @@ class Solver:
         if counts in self._values:
             return self._values[counts]
         forced = [t for t, c in enumerate(counts) if c and self._must[t]]
+        choice: object  # what _choices stores: a move, STALL, or None with nothing left
         if forced:  # take a sure pair first (one move, or points with the turn kept)
             t = forced[0]
             result = self._after_capture(self.value[t], self._move(counts, t, self._take[t]))
