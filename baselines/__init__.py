@@ -1,15 +1,9 @@
 """Baseline players for Concentration: heuristics and exact optimal play."""
 
-from baselines.policies import (
-    POLICIES,
-    BaselinePolicy,
-    ForgetfulPolicy,
-    GreedyMemoryPolicy,
-    OptimalPolicy,
-    RandomPolicy,
-    SafeFirstPolicy,
-    make_policy,
-)
+from baselines.base import BaselinePolicy
+from baselines.heuristics import ForgetfulPolicy, GreedyMemoryPolicy, RandomPolicy, SafeFirstPolicy
+from baselines.optimal_policy import OptimalPolicy
+from baselines.policies import POLICIES, make_policy
 
 __all__ = [
     "POLICIES",

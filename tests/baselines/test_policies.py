@@ -4,6 +4,7 @@ import importlib.util
 import itertools
 import json
 import math
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -314,3 +315,18 @@ def test_two_player_harness_plays_like_the_pettingzoo_env():
             obs, reward, terminated, truncated, info = env.last()
             env.step(None if terminated or truncated else seats[agent].act(obs["observation"], obs["action_mask"]))
         assert [info["scores"][agent] for agent in env.possible_agents] == batched[game].tolist()
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"capacity": -1}, "capacity=-1: below the minimum 0"),
+        ({"capacity": True}, "capacity=True"),
+        ({"capacity": 2.5}, "capacity=2.5"),
+        ({"forget": 1.5}, "forget=1.5: above the maximum"),
+        ({"forget": "often"}, "forget='often'"),
+    ],
+)
+def test_forgetful_rejects_bad_settings_naming_them(settings, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make_policy("forgetful", Rules(), **settings)

@@ -1,0 +1,139 @@
+"""The optimal player: it counts each game's class states (a position of
+:mod:`baselines.positions`) from its memory and the removed cards, and flips what the solver
+of :mod:`baselines.optimal` chooses there."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from baselines import optimal
+from baselines.base import BaselinePolicy
+from concentration_env.game.rules import Rules
+
+
+class OptimalPolicy(BaselinePolicy):
+    """Exact optimal play from the dynamic programme of :mod:`baselines.optimal`.
+
+    Solitaire: fewest expected moves, for every matching rule and for checkerboard backs
+    (chips are ignored: it plays the unlimited game's optimal strategy). Two players (one
+    partner per card, either turn rule): largest expected pair difference, including
+    flipping a known card instead of an unknown one and stalling (two known cards) where
+    every other move loses. Raises ``ValueError`` for games the DP does not model (three or
+    more players, two-player decks with larger classes, decks too large for the DP).
+    """
+
+    name = "optimal"
+    per_game = BaselinePolicy.per_game + ("first_known", "stalling")
+    STALL, KNOWN_MISS = -1, -1  # codes besides class states and pools
+
+    def __init__(self, rules: Rules):
+        self.solver = optimal.solver(rules.replace(max_mismatches=None))
+        structure = self.solver.structure
+        self.structure = structure
+        self._size = np.array([structure.kinds[k].size for k in structure.class_kind])
+        self._per_side = np.array([2 if structure.kinds[k].zebra else 1 for k in structure.class_kind])
+        self._class_kind = np.array(structure.class_kind)
+        top = int(self._size.max()) + 1
+        self._state_table = np.full((len(structure.kinds), top, top, top), -1, dtype=np.int64)
+        for index, (k, m, a, b) in enumerate(self.solver.types):
+            self._state_table[k, m, a, b] = index
+            if structure.kinds[k].zebra:  # colours are symmetric: both orders name one state
+                self._state_table[k, m, b, a] = index
+        super().__init__(rules)
+
+    def reset_batch(self, seeds: Sequence[int | None]) -> None:
+        super().reset_batch(seeds)
+        self.first_known = np.zeros(len(seeds), dtype=bool)
+        self.stalling = np.zeros(len(seeds), dtype=bool)
+
+    def _class_states(self, view: dict, known: np.ndarray):
+        """Per game: how many classes are in each class state, and each card's class state."""
+        batch, classes = len(known), self.structure.num_classes
+        faces = np.maximum(self.memory, 0)
+        cls = self.structure.face_class[faces]
+        side = self.structure.side_of(faces, view["backs"])
+        rows = np.broadcast_to(np.arange(batch)[:, None], known.shape)
+        gone = np.zeros((batch, classes), dtype=np.int64)
+        held = np.zeros((batch, classes, 2), dtype=np.int64)
+        captured = view["removed"]
+        np.add.at(gone, (rows[captured], cls[captured]), 1)
+        np.add.at(held, (rows[known], cls[known], side[known]), 1)
+        left = (self._size - gone) // self._per_side  # cards left (of each colour, for zebra)
+        kind = np.broadcast_to(self._class_kind, left.shape)
+        state = self._state_table[kind, left, held[..., 0], held[..., 1]]
+        counts = np.zeros((batch, len(self.solver.types)), dtype=np.int64)
+        live = state >= 0
+        np.add.at(counts, (np.nonzero(live)[0], state[live]), 1)
+        return counts, state[np.arange(batch)[:, None], cls]
+
+    def _decide(self, keys: np.ndarray, decide) -> np.ndarray:
+        """Apply ``decide`` once per distinct abstract state among the rows of ``keys``."""
+        distinct, inverse = np.unique(keys, axis=0, return_inverse=True)
+        return np.array([decide(tuple(int(x) for x in key)) for key in distinct], dtype=np.int64)[inverse.ravel()]
+
+    @staticmethod
+    def _pool_of(choice) -> int:
+        """The back to turn a face-down card from (0 when backs carry no information)."""
+        return choice[1] if isinstance(choice, tuple) else 0
+
+    def _opening_code(self, counts: tuple) -> int:
+        """First flip as a number: STALL; -(10 + back) for a face-down card; else a class state."""
+        choice = self.solver.first_choice(counts)
+        if choice == optimal.STALL:
+            return self.STALL
+        if choice is None or choice == optimal.UNKNOWN or choice[0] == optimal.UNKNOWN:
+            return -10 - self._pool_of(choice)
+        return choice[1]
+
+    def _second_code(self, key: tuple) -> int:
+        """Second flip as a number: KNOWN_MISS for a known card, else the back to turn a card from."""
+        *counts, first_state, first_known = key
+        choice = self.solver.second_choice(tuple(counts), first_state, bool(first_known))
+        return self.KNOWN_MISS if choice == optimal.KNOWN else self._pool_of(choice)
+
+    def _view(self, observations: Mapping[str, np.ndarray]) -> dict:
+        view = super()._view(observations)
+        view["backs"] = view.get("back", np.zeros_like(view["cards"])).astype(np.int64)
+        return view
+
+    def _choose(self, view: dict) -> np.ndarray:
+        known = self._known(view)
+        counts, card_state = self._class_states(view, known)
+        rows = np.arange(len(known))
+        legal_known = known & view["legal"]
+        unknown = ~(self.memory >= 0) & view["legal"]
+        anything, _ = self._pick(view["legal"])
+        opening = ~view["has_first"]
+
+        code = np.full(len(known), -10, dtype=np.int64)
+        if opening.any():
+            code[opening] = self._decide(counts[opening], self._opening_code)
+        self.stalling = np.where(opening, code == self.STALL, self.stalling)
+        face_down = unknown & (view["backs"] == (-10 - code)[:, None])
+        target = np.where(
+            (code <= -10)[:, None],
+            face_down,
+            legal_known & ((code == self.STALL)[:, None] | (card_state == code[:, None])),
+        )
+        first, found = self._pick(target)
+        first = np.where(found, first, anything)
+
+        first_face = self.memory[rows, view["first_pos"]]
+        partner, has_partner = self._pick(self._partners(view, known, first_face) & view["legal"])
+        # The DP's second-flip choice, where there is a choice (no partner known, no stall).
+        second = np.zeros(len(known), dtype=np.int64)
+        choosing = ~opening & ~has_partner & ~self.stalling
+        if choosing.any():
+            first_state = card_state[rows, view["first_pos"]]
+            keys = np.column_stack([counts, first_state, self.first_known])[choosing]
+            second[choosing] = self._decide(keys, self._second_code)
+        miss, has_known = self._pick(legal_known)
+        turn, has_turn = self._pick(unknown & (view["backs"] == second[:, None]))
+        deliberate = (self.stalling | (second == self.KNOWN_MISS)) & has_known
+        flip = np.where(has_partner, partner, np.where(deliberate, miss, np.where(has_turn, turn, anything)))
+
+        action = np.where(opening, first, flip)
+        self.first_known = np.where(opening, known[rows, action], self.first_known)
+        return action
