@@ -17,6 +17,9 @@ main: setup
 	.venv/bin/python scripts/main.py
 
 test: setup setup-rllib
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+	.venv/bin/mypy
 	.venv/bin/python -m pytest
 	.venv-rllib/bin/python -m pytest tests/integrations/test_rllib.py
 	bash scripts/check_wheel.sh

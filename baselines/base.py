@@ -42,8 +42,8 @@ class BaselinePolicy:
 
     name = "policy"
     stationary = False  # see concentration_env.game.policy.is_stationary
-    per_game = ("order", "memory")  # arrays with one row per game of the batch
-    batch_wide = ("rng",)  # what all games of a batch share (kept when some games restart)
+    per_game: tuple[str, ...] = ("order", "memory")  # arrays with one row per game of the batch
+    batch_wide: tuple[str, ...] = ("rng",)  # what all games of a batch share (kept when some games restart)
 
     def __init__(self, rules: Rules):
         if not isinstance(rules, Rules):
@@ -73,7 +73,7 @@ class BaselinePolicy:
         self.order = np.stack([rng.random(n) for rng in rngs])
         self.rng = rngs[0] if len(rngs) == 1 else np.random.default_rng([s for s in seeds if s is not None] or None)
         self.memory = np.full((len(seeds), n), UNSEEN, dtype=np.int32)
-        self.duel_memory = None  # the two layouts of Memory Duel, allocated on first use
+        self.duel_memory: np.ndarray | None = None  # the two layouts of Memory Duel, allocated on first use
 
     def _act_duel(self, observation: Mapping[str, np.ndarray], legal: np.ndarray) -> int:
         """A flip of one's own layout in Memory Duel (``concentration_env.duel_v0``)."""
@@ -142,7 +142,7 @@ class BaselinePolicy:
     def _pick(self, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(position, found) per game: the candidate earliest in the game's random order."""
         keyed = np.where(candidates, self.order, NOWHERE)
-        return keyed.argmin(axis=1), candidates.any(axis=1)
+        return keyed.argmin(axis=1), np.any(candidates, axis=1)
 
     def _known(self, view: dict) -> np.ndarray:
         return (self.memory >= 0) & ~view["removed"]

@@ -24,13 +24,13 @@ Games that do not finish are told apart from those that do:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
+from typing import Protocol
 
 import numpy as np
 
 from baselines import optimal
-from baselines.base import BaselinePolicy
 from baselines.policies import make_policy
 from concentration_env.game import core
 from concentration_env.game.policy import is_stationary
@@ -41,7 +41,18 @@ Z95 = 1.959963984540054  # two-sided 95% normal quantile
 COMPACT_BELOW = 2  # drop finished games from the batch once fewer than 1 / this of it runs
 
 
-# Baselines that, in a position they have seen no new card in, flip as they did last time.
+class HarnessPolicy(Protocol):
+    """What :func:`play` needs of each seat's player (the baselines and saved models offer it)."""
+
+    name: str
+
+    def reset_batch(self, seeds: Sequence[int | None]) -> None: ...
+
+    def keep(self, rows: np.ndarray) -> None: ...
+
+    def act_batch(self, observations: Mapping[str, np.ndarray]) -> np.ndarray: ...
+
+
 @dataclass
 class Estimate:
     """A sample mean with its 95% confidence half-width and, where known, the exact value."""
@@ -91,7 +102,7 @@ class Results:
 
 
 def play(
-    rules: Rules, policies: Sequence[BaselinePolicy], games: int, seed: int = 0, max_turns: int | None = None
+    rules: Rules, policies: Sequence[HarnessPolicy], games: int, seed: int = 0, max_turns: int | None = None
 ) -> Results:
     """Play ``games`` games of ``rules``, seat ``p`` played by ``policies[p]``, seeds
     ``seed .. seed + games - 1``, each stopped once stalled or after ``max_turns`` turns (see
@@ -106,7 +117,7 @@ def play(
 
 def play_deals(
     rules: Rules,
-    policies: Sequence[BaselinePolicy],
+    policies: Sequence[HarnessPolicy],
     faces: np.ndarray,
     seeds: Sequence[int],
     max_turns: int | None = None,
@@ -193,6 +204,7 @@ def exact_value(rules: Rules, names: Sequence[str]):
 def summarise(results: Results) -> Results:
     """Fill ``results.summary``: moves, unsuccessful pairs, wins, per-seat points and margins
     over the games that were not capped, and how many games stalled or were capped."""
+    summary: dict[str, Estimate | int]
     rules, summary = results.rules, {}
     exact = exact_value(rules, results.policies)
     scored = ~results.capped

@@ -94,6 +94,7 @@ class Solver(Positions):
         if counts in self._values:
             return self._values[counts]
         forced = [t for t, c in enumerate(counts) if c and self.take_at_once[t]]
+        choice: object  # what _choices stores: a move, STALL, or None with nothing left
         if forced:  # take a sure pair first (one move, or points with the turn kept)
             t = forced[0]
             result = self._after_capture(self.value[t], self.move(counts, t, self.after_take[t]))

@@ -97,15 +97,15 @@ class raw_env(TableEnv, EzPickle):
         self._setup(duel.SEATS, first_player, observation_mode, render_mode, table_shape, max_turns)
 
     @property
-    def layout(self) -> tuple[tuple, tuple]:
+    def layout(self) -> tuple[tuple, ...]:
         """Each player's dealt cards in position order (a god view for tests)."""
-        self._require_reset()
-        faces = duel.layouts(self._state.faces)[0]
+        faces = duel.layouts(self._require_reset().faces)[0]
         return tuple(tuple(self.game.faces[f] for f in side) for side in faces)
 
     def _tables(self) -> list[Table]:
-        up = duel.layouts(core.face_up(self._state))[0]
-        removed = duel.layouts(self._state.removed)[0]
+        state = self._require_reset()
+        up = duel.layouts(core.face_up(state))[0]
+        removed = duel.layouts(state.removed)[0]
         return [
             Table(self.player_shape, cards, up[seat], removed[seat], None, f"{self.possible_agents[seat]}'s layout")
             for seat, cards in enumerate(self.layout)
@@ -113,10 +113,12 @@ class raw_env(TableEnv, EzPickle):
 
     # -- the duel's game functions -----------------------------------------------------------
     def _board(self, seat: int) -> dict[str, np.ndarray]:
-        return {key: value[0] for key, value in duel.observe(self.game, self._state, seat, self._memory).items()}
+        return {
+            key: value[0] for key, value in duel.observe(self.game, self._require_reset(), seat, self._memory).items()
+        }
 
     def _legal(self) -> np.ndarray:
-        return duel.legal_mask(self._state)[0]
+        return duel.legal_mask(self._require_reset())[0]
 
 
 def env(**kwargs: Any) -> AECEnv:

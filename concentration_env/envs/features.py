@@ -33,7 +33,7 @@ batched function.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -92,7 +92,7 @@ class CardFeatures(gym.ObservationWrapper):
 
     def __init__(self, env: gym.Env):
         super().__init__(env)
-        self.game = env.unwrapped.game  # the env compiled its rules already
+        self.game: Game = env.unwrapped.game  # type: ignore[attr-defined]  # our envs add ``game`` to gym.Env
         self.observation_space = features_space(self.game)
 
     def observation(self, observation: dict[str, np.ndarray]) -> np.ndarray:
@@ -111,7 +111,7 @@ def vec_card_features(venv: Any, rules) -> Any:
             super().__init__(venv, observation_space=features_space(self.game))
 
         def reset(self) -> np.ndarray:
-            return card_features(self.game, self.venv.reset())
+            return card_features(self.game, cast(dict[str, np.ndarray], self.venv.reset()))  # a Dict-space VecEnv
 
         def step_wait(self):
             obs, rewards, dones, infos = self.venv.step_wait()
@@ -120,6 +120,6 @@ def vec_card_features(venv: Any, rules) -> Any:
                 if terminal is not None:
                     batch = {k: np.asarray(v)[None] for k, v in terminal.items()}
                     infos[index]["terminal_observation"] = card_features(self.game, batch)[0]
-            return card_features(self.game, obs), rewards, dones, infos
+            return card_features(self.game, cast(dict[str, np.ndarray], obs)), rewards, dones, infos
 
     return VecCardFeatures(venv)

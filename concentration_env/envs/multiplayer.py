@@ -136,13 +136,13 @@ class TableEnv(AECEnv):
         self._no_moves = np.zeros(self.num_cards, dtype=np.int8)
         self._pair_rewards = self.rules.reward_mode == "pairs"
         self._margin_rewards = self.rules.reward_mode == "margin"
-        self.agents = []
+        self.agents: list[str] = []
         observation = table_observation_space(self.board_space, players, self.game)
         self.observation_spaces = dict.fromkeys(self.possible_agents, observation)
         self.action_spaces = dict.fromkeys(self.possible_agents, Positions(self.num_cards))
         self._rng: np.random.Generator | None = None
-        self._state = None
-        self._view = None
+        self._state: core.State | None = None
+        self._view: dict[str, np.ndarray] | None = None
 
     # -- PettingZoo API -------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Dict:
@@ -163,7 +163,7 @@ class TableEnv(AECEnv):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {agent: {} for agent in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
         self.agent_selection = self.agents[first]
         if self._screen is not None:
             self.render()
@@ -182,6 +182,7 @@ class TableEnv(AECEnv):
         elif self._margin_rewards and gained:
             shares = scoring.capture_rewards("margin", [mover], [gained], self.num_players)[0]
             self.rewards.update(zip(self.possible_agents, shares.tolist()))
+        assert self._state is not None  # agents act only after reset() dealt a game
         if ended:
             self._finish()
         elif self.max_turns is not None and self._state.turns[0] >= self.max_turns:
@@ -194,25 +195,29 @@ class TableEnv(AECEnv):
     def observe(self, agent: str) -> dict[str, Any]:
         seat = self._seats[agent]
         state = self._state
+        assert state is not None  # agents exist only after reset() dealt a game
         on_turn = seat == state.player[0]
         observation, legal = self._sight(seat, on_turn)
         observation["scores"] = state.scores[0].take(self._rotations[seat])
-        mask = legal.astype(np.int8, copy=False) if on_turn else self._no_moves.copy()
+        mask = legal.astype(np.int8, copy=False) if legal is not None else self._no_moves.copy()
         return {"observation": observation, "action_mask": mask}
 
     def render(self) -> str | np.ndarray | None:
         """The table as text (``"ansi"``), a picture (``"rgb_array"``) or in a window (``"human"``)."""
         if self.render_mode is None:
             return None
-        self._require_reset()
-        tables = self._tables()
+        state = self._require_reset()
+        tables: list[Table] = self._tables()  # defined by the subclass
         if self.render_mode == "ansi":
             return self._header() + "\n" + "".join(render_ansi(*table[:5], table.title) for table in tables)
-        done = bool(self._state.done[0])
-        status = f"turn {int(self._state.turns[0]) + 1}" + ("  game over" if done else "")
-        to_move = None if done else int(self._state.player[0])
+        done = bool(state.done[0])
+        status = f"turn {int(state.turns[0]) + 1}" + ("  game over" if done else "")
+        to_move = None if done else int(state.player[0])
         frame = render_tables(tables, status, list(self.scores().items()), to_move, self.table_shape)
-        return frame if self._screen is None else self._screen.show(frame)
+        if self._screen is None:
+            return frame
+        self._screen.show(frame)
+        return None
 
     def close(self) -> None:
         if self._screen is not None:
@@ -230,8 +235,8 @@ class TableEnv(AECEnv):
 
     def scores(self) -> dict[str, int]:
         """Every agent's points so far."""
-        self._require_reset()
-        return {agent: int(points) for agent, points in zip(self.possible_agents, self._state.scores[0])}
+        state = self._require_reset()
+        return {agent: int(points) for agent, points in zip(self.possible_agents, state.scores[0])}
 
     def truncate(self) -> None:
         """Truncate the game now, scored as it stands (as at ``max_turns``): for a caller who
@@ -248,7 +253,7 @@ class TableEnv(AECEnv):
     def _flip(self, position: int) -> tuple[int, int, bool]:
         """Play one flip: (seat that flipped, points it gained, whether the game ended)."""
         self._view = None
-        outcome = self._step_game(self.game, self._state, np.array([position]))
+        outcome = self._step_game(self.game, self._require_reset(), np.array([position]))
         return int(outcome.mover[0]), int(outcome.gained[0]), bool(outcome.ended[0])
 
     def _sight(self, seat: int, on_turn: bool) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
@@ -257,11 +262,12 @@ class TableEnv(AECEnv):
 
     def _winners(self) -> np.ndarray:
         """(P,) bool: the winners under the rules' tie-break."""
-        return scoring.winners(self.game, self._state)[0]
+        return scoring.winners(self.game, self._require_reset())[0]
 
-    def _require_reset(self) -> None:
+    def _require_reset(self) -> core.State:
         if self._state is None:
             raise RuntimeError("call reset() before using the env")
+        return self._state
 
     def _finish(self, truncated: bool = False) -> None:
         """End the game (``truncated``: at the turn cap, scored as it stands): winners and
@@ -279,7 +285,7 @@ class TableEnv(AECEnv):
 
     def _header(self) -> str:
         """One line for the text rendering: turn, scores and who moves."""
-        state = self._state
+        state = self._require_reset()
         scores = " ".join(f"{agent}={points}" for agent, points in self.scores().items())
         mover = "game over" if state.done[0] else f"{self.agent_selection} to move"
         return f"turn {int(state.turns[0]) + 1}  {scores}  ({mover})"
@@ -377,17 +383,18 @@ class raw_env(TableEnv, EzPickle):
     @property
     def layout(self) -> tuple:
         """The dealt cards in position order (a god view for tests and debugging)."""
-        self._require_reset()
-        return tuple(self.game.faces[f] for f in self._state.faces[0])
+        state = self._require_reset()
+        return tuple(self.game.faces[f] for f in state.faces[0])
 
     def _tables(self) -> list[Table]:
-        state = self._state
+        state = self._require_reset()
         backs = self.game.backs if self.game.checkerboard else None
         return [Table(self.rules.shape, self.layout, core.face_up(state)[0], state.removed[0], backs)]
 
     # -- the game core ---------------------------------------------------------------------
     def _flip(self, position: int) -> tuple[int, int, bool]:
         # The batch-of-one fast path: the flip and the table's new look in one compiled call.
+        assert self._state is not None  # flips come only after reset() dealt a game
         flip, self._view = core.step_one(self.game, self._state, position, self._memory)
         self.last_flip = flip
         return flip.mover, flip.gained, flip.ended
@@ -399,7 +406,8 @@ class raw_env(TableEnv, EzPickle):
         view = self._view
         self._view = None
         if view is None:
-            view = {key: value[0] for key, value in core.observe(self.game, self._state, self._memory).items()}
+            state = self._require_reset()
+            view = {key: value[0] for key, value in core.observe(self.game, state, self._memory).items()}
         legal = view.pop("action_mask")
         return view, (legal if on_turn else None)
 

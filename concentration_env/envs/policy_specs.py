@@ -6,13 +6,13 @@ a saved model's file. Checked here, without building anything (that is
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 DEFAULT_OPPONENT = "greedy"
 MODEL_SUFFIXES = (".zip", ".pt")  # saved Stable-Baselines3 models, saved recurrent PPO networks
 
 
-def is_model_path(spec: Any) -> bool:
+def is_model_path(spec: Any) -> TypeGuard[str]:
     """Whether a policy spec names a saved model's file (by its suffix)."""
     return isinstance(spec, str) and spec.endswith(MODEL_SUFFIXES)
 

@@ -134,13 +134,12 @@ class ConcentrationEnv(gym.Env):
     @property
     def layout(self) -> tuple:
         """The dealt cards in position order (a god view for tests and debugging)."""
-        self._require_reset()
-        return tuple(self.game.faces[f] for f in self._state.faces[0])
+        state = self._require_reset()
+        return tuple(self.game.faces[f] for f in state.faces[0])
 
     def action_masks(self) -> np.ndarray:
         """Legal flips as booleans (the method sb3-contrib's MaskablePPO calls)."""
-        self._require_reset()
-        return core.legal_mask(self._state)[0]
+        return core.legal_mask(self._require_reset())[0]
 
     # -- Gymnasium API ---------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -160,6 +159,7 @@ class ConcentrationEnv(gym.Env):
         game = self.game
         if type(action) is not int or not 0 <= action < game.num_cards:  # else parse_action returns it as is
             action = parse_action(action, game.num_cards)
+        assert self._state is not None  # a running game (``_over`` False) has a state
         flip, obs = core.step_one(game, self._state, action, self._memory)
         ended = flip.ended
         self._over = ended
@@ -176,8 +176,7 @@ class ConcentrationEnv(gym.Env):
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi', 'rgb_array' or 'human'")
             return None
-        self._require_reset()
-        state = self._state
+        state = self._require_reset()
         header = (
             f"turn {int(state.turns[0]) + 1}  pairs {int(state.removed[0].sum()) // 2}/{self.rules.num_pairs}"
             f"  misses {int(state.mismatches[0])}"
@@ -203,8 +202,7 @@ class ConcentrationEnv(gym.Env):
     def get_state(self) -> dict[str, Any]:
         """A snapshot of the game and the random generator, for search (e.g. MCTS):
         ``set_state`` brings the env back to exactly this point."""
-        self._require_reset()
-        return {"core": self._state.copy(), "rng": self.np_random.bit_generator.state}
+        return {"core": self._require_reset().copy(), "rng": self.np_random.bit_generator.state}
 
     def set_state(self, snapshot: dict[str, Any]) -> None:
         """Restore a snapshot taken by ``get_state`` of an env with the same rules."""
@@ -222,12 +220,13 @@ class ConcentrationEnv(gym.Env):
         self.np_random.bit_generator.state = snapshot["rng"]
 
     # -- helpers -------------------------------------------------------------------------
-    def _require_reset(self) -> None:
+    def _require_reset(self) -> core.State:
         if self._state is None:
             raise RuntimeError("call reset() before using the env")
+        return self._state
 
     def _observation(self) -> dict[str, np.ndarray]:
-        return {key: value[0] for key, value in core.observe(self.game, self._state, self._memory).items()}
+        return {key: value[0] for key, value in core.observe(self.game, self._require_reset(), self._memory).items()}
 
     def _info(self, obs: dict[str, np.ndarray], turns: int, mismatches: int, pairs: int) -> dict[str, Any]:
         return {"action_mask": obs["action_mask"].copy(), "mismatches": mismatches, "pairs": pairs, "turns": turns}

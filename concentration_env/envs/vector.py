@@ -21,8 +21,8 @@ def check_autoreset_mode(mode: str | AutoresetMode) -> AutoresetMode:
     try:
         mode = AutoresetMode(mode)
     except ValueError:
-        mode = None
-    if mode not in AUTORESET_MODES:
+        pass  # not a mode's value: refused below
+    if not isinstance(mode, AutoresetMode) or mode not in AUTORESET_MODES:
         allowed = " | ".join(repr(m.value) for m in AUTORESET_MODES)
         raise ValueError(f"invalid autoreset_mode; allowed: {allowed} (or gymnasium.vector.AutoresetMode members)")
     return mode

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -89,7 +88,7 @@ class VersusEnv(gym.Env):
         rules: Rules | str | None = None,
         num_players: int | None = None,
         seat: int | str = 0,
-        opponents: Policy | str | Sequence[Policy | str] = DEFAULT_OPPONENT,
+        opponents: Policy | str | list[Policy | str] | tuple[Policy | str, ...] = DEFAULT_OPPONENT,
         first_player: int | str = 0,
         observation_mode: str = "memory",
         render_mode: str | None = None,
@@ -118,7 +117,7 @@ class VersusEnv(gym.Env):
         self.opponents = {s: resolve_policy(p, self.rules) for s, p in zip(others, opponents)}
         table_space = self._table.observation_space(self.agent)
         self.observation_space = gym.spaces.Dict(
-            {**table_space["observation"].spaces, "action_mask": table_space["action_mask"]}
+            {**cast(gym.spaces.Dict, table_space["observation"]).spaces, "action_mask": table_space["action_mask"]}
         )
         self.action_space = self._table.action_space(self.agent)
 

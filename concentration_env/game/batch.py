@@ -19,7 +19,7 @@ on the core without one Python env per game.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -54,12 +54,13 @@ def reseed(seed: int | Sequence[int | None] | None, rngs: list) -> tuple[list[in
     """Seeds for a batch of ``len(rngs)`` games and their new generators: an int seeds game
     ``i`` with ``seed + i``; a list gives each game its own seed (None keeps that game's
     generator going, as a single env's ``reset(seed=None)`` does)."""
+    seeds: list[int | None]
     if seed is None:
         seeds = [None] * len(rngs)
     elif is_int(seed, numpy=True):
         seeds = [int(seed) + i for i in range(len(rngs))]
     else:
-        seeds = list(seed)
+        seeds = list(cast(Sequence[int | None], seed))  # neither None nor an int: one seed per game
         if len(seeds) != len(rngs):
             raise ValueError(f"got {len(seeds)} seeds for num_envs={len(rngs)}; pass one per game or an int")
     return seeds, [rng if s is None else generator(s) for s, rng in zip(seeds, rngs)]
@@ -382,4 +383,4 @@ class VersusBatch:
     def winners(self) -> list[list[str]]:
         """Every game's winners (agent names) under the rules' tie-break."""
         won = scoring.winners(self.game, self.require_reset())
-        return [[agent_name(seat) for seat in np.flatnonzero(row)] for row in won]
+        return [[agent_name(int(seat)) for seat in np.flatnonzero(row)] for row in won]

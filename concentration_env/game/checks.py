@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn, TypeGuard, overload
 
 import numpy as np
 
@@ -21,13 +21,13 @@ def fail(field: str, value: Any, allowed: str, why: str | None = None) -> NoRetu
     raise ValueError(f"invalid {field}={value!r}{reason}; allowed: {allowed}")
 
 
-def is_int(value: Any, numpy: bool = False) -> bool:
+def is_int(value: Any, numpy: bool = False) -> TypeGuard[int | np.integer]:
     """An int but not a bool (with ``numpy``, NumPy integers count too)."""
     types = (int, np.integer) if numpy else int
     return isinstance(value, types) and not isinstance(value, bool)
 
 
-def _int_range(minimum: int | None, maximum: int | None, noun: str) -> str:
+def _int_range(minimum: float | None, maximum: float | None, noun: str) -> str:
     if minimum is not None and maximum is not None:
         return f"{noun} from {minimum} to {maximum}"
     if minimum is not None:
@@ -35,6 +35,34 @@ def _int_range(minimum: int | None, maximum: int | None, noun: str) -> str:
     if maximum is not None:
         return f"{noun} <= {maximum}"
     return noun
+
+
+@overload
+def check_int(
+    field: str,
+    value: Any,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    *,
+    optional: Literal[False] = False,
+    allowed: str | None = None,
+    numpy: bool = False,
+    whole_floats: bool = False,
+) -> int: ...
+
+
+@overload
+def check_int(
+    field: str,
+    value: Any,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    *,
+    optional: bool,
+    allowed: str | None = None,
+    numpy: bool = False,
+    whole_floats: bool = False,
+) -> int | None: ...
 
 
 def check_int(

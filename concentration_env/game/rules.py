@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from concentration_env.game.cards import JOKERS_PER_PACK, SUITS, Card, picture_faces, standard_faces
 from concentration_env.game.checks import check_bool, check_choice, check_int, fail, is_int
@@ -35,7 +35,7 @@ MAX_PACKS = 2
 CLASSIC_LAYOUTS = {52: (4, 13), 54: (6, 9), 104: (8, 13), 108: (9, 12)}
 
 
-def _fail(field: str, value: Any, allowed: str) -> None:
+def _fail(field: str, value: Any, allowed: str) -> NoReturn:
     fail(f"rules: {field}", value, allowed)
 
 
@@ -142,6 +142,7 @@ class Rules:
     def faces(self) -> tuple[Card, ...]:
         """The distinct card faces of this deck; face id = index in this tuple."""
         if self.deck == "pictures":
+            assert self.pairs is not None  # validation requires pairs with the pictures deck
             return picture_faces(self.pairs)
         return standard_faces(self.ranks, self.jokers)
 
@@ -149,6 +150,7 @@ class Rules:
     def copies(self) -> tuple[int, ...]:
         """How many cards of each face the deck holds."""
         if self.deck == "pictures":
+            assert self.pairs is not None  # validation requires pairs with the pictures deck
             return (2 * self.packs,) * self.pairs
         suited = (self.packs,) * (self.ranks * len(SUITS))
         return suited + ((JOKERS_PER_PACK * self.packs,) if self.jokers else ())

@@ -19,6 +19,7 @@ the joker pair worth ``joker_value``). Seats tied on points are separated by the
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from concentration_env.game.core import NONE, Game, State
 
@@ -77,7 +78,7 @@ def winners(game: Game, state: State) -> np.ndarray:
     return best_seats(state.scores, tie_break_keys(game, state))
 
 
-def capture_rewards(reward_mode: str, mover: np.ndarray, gained: np.ndarray, players: int) -> np.ndarray:
+def capture_rewards(reward_mode: str, mover: npt.ArrayLike, gained: npt.ArrayLike, players: int) -> np.ndarray:
     """(B, P) float: every seat's reward for one flip per game under ``reward_mode``.
 
     ``"pairs"``: the mover gets the points it captured. ``"margin"``: the mover gets them and

@@ -53,7 +53,7 @@ class State:
     def _bind(self, buffer: np.ndarray) -> None:
         """Make the fields views of ``buffer``."""
         views = _unpack(buffer)
-        object.__setattr__(self, "buffer", buffer)
+        self.buffer: np.ndarray = buffer  # not a field: __setattr__ stores it as is
         for name, view in zip(STATE_FIELDS, views):
             object.__setattr__(self, name, view)
 

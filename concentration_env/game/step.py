@@ -239,7 +239,7 @@ def _step_one_compiled():
     if not hasattr(_step_one_entry, "compile"):
         return _step_one_entry
     _step_one_entry.compile(_STEP_ONE_SIGNATURE)
-    return _step_one_entry.overloads[_STEP_ONE_SIGNATURE].entry_point
+    return _step_one_entry.overloads[_STEP_ONE_SIGNATURE].entry_point  # type: ignore[attr-defined]  # set at run time, not in numba's class
 
 
 _STEP_ONE_SIGNATURE = (
@@ -284,7 +284,7 @@ def counters(state: State) -> dict[str, np.ndarray]:
 
 def cleared(state: State) -> np.ndarray:
     """(B,) bool: every card has been captured."""
-    return state.removed.all(axis=1)
+    return np.all(state.removed, axis=1)
 
 
 def pairs_captured(state: State) -> np.ndarray:

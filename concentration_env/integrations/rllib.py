@@ -29,6 +29,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import gymnasium as gym
 import numpy as np
@@ -88,8 +89,8 @@ class RLlibConfig:
         check_choice("policy", self.policy, POLICY_SHARING)
         for name, low in INT_MINIMA.items():
             check_int(name, getattr(self, name), low)
-        for name, (low, high) in FLOAT_RANGES.items():
-            check_number(name, getattr(self, name), low, high)
+        for name, (minimum, maximum) in FLOAT_RANGES.items():
+            check_number(name, getattr(self, name), minimum, maximum)
         if not isinstance(self.checkpoint_dir, str) or not self.checkpoint_dir:
             raise ValueError(f"invalid checkpoint_dir={self.checkpoint_dir!r}; allowed: a directory path")
         if not isinstance(self.hidden, (tuple, list)) or not all(is_int(h) and h > 0 for h in self.hidden):
@@ -151,14 +152,14 @@ def observed_space(rules: Rules) -> gym.spaces.Dict:
 
 def flat_space(space: gym.spaces.Space) -> gym.spaces.Box:
     """The flat float32 Box an observation space encodes to (one-hot for discrete parts)."""
-    flat = gym.spaces.flatten_space(space)
+    flat = cast(gym.spaces.Box, gym.spaces.flatten_space(space))  # Box/Discrete parts flatten to a Box
     return gym.spaces.Box(flat.low.astype(np.float32), flat.high.astype(np.float32), dtype=np.float32)
 
 
 def encode(space: gym.spaces.Dict, observation: dict) -> np.ndarray:
     """One observation as the flat float32 vector of :func:`flat_space` (keys that ``space``
     lacks, such as ``scores`` or ``action_mask``, are ignored)."""
-    return gym.spaces.flatten(space, observation).astype(np.float32)
+    return cast(np.ndarray, gym.spaces.flatten(space, observation)).astype(np.float32)  # a Dict flattens to one array
 
 
 class MaskedFlatObservation(BaseWrapper):

@@ -77,12 +77,12 @@ class BatchVecEnv(VecEnv):
             info["TimeLimit.truncated"] = flag
         if dones.any():
             rows = np.flatnonzero(dones)
-            for i in rows:
+            for i in rows.tolist():
                 infos[i]["terminal_observation"] = {key: value[i] for key, value in obs.items()}
             self.batch.deal(rows)
             obs = self.batch.observe()
             fresh = self._infos(obs)
-            for i in rows:
+            for i in rows.tolist():
                 self.reset_infos[i] = fresh[i]
         return obs, rewards.astype(np.float32), dones, infos
 
@@ -127,6 +127,8 @@ class BatchVecEnv(VecEnv):
 class ConcentrationSB3VecEnv(BatchVecEnv):
     """``num_envs`` solitaire games as one SB3 ``VecEnv`` (see :class:`BatchVecEnv`)."""
 
+    batch: GameBatch
+
     def __init__(
         self,
         num_envs: int,
@@ -164,6 +166,8 @@ class ConcentrationVsSB3VecEnv(BatchVecEnv):
     what ``gym.make("ConcentrationVs-v0", seat=seats[i], opponents=opponents[i])`` gives.
     ``**kwargs`` are :class:`VersusBatch`'s (``num_players``, ``seats``, ``opponents``,
     ``first_player``, ``observation_mode`` and rule fields)."""
+
+    batch: VersusBatch
 
     def __init__(
         self,

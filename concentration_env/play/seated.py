@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -61,7 +62,11 @@ class SeatedGame:
     ):
         self.rules = rules
         self.table_shape = table_shape
-        options = dict(rules=rules, observation_mode=observation_mode, render_mode=render_mode, table_shape=table_shape)
+        options: dict[str, Any] = dict(
+            rules=rules, observation_mode=observation_mode, render_mode=render_mode, table_shape=table_shape
+        )
+        # The solitaire env for one seat, else the AEC env: every method branches on ``solitaire``.
+        self.env: Any
         if rules.num_players == 1:
             self.env = ConcentrationEnv(**options)
             self._observation, self._info = self.env.reset(seed=seed)

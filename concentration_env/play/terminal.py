@@ -20,6 +20,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from gymnasium.error import DependencyNotInstalled
@@ -111,7 +112,7 @@ class TerminalGame:
         out=sys.stdout,
     ):
         self.match, self.seat, self.names, self.delay, self.screen, self.out = match, seat, names, delay, screen, out
-        self.players: list[Policy | None] = bots[:seat] + [None] + bots[seat:]
+        self.players: list[Policy | None] = [*bots[:seat], None, *bots[seat:]]
         self.first_flip: PlayedFlip | None = None  # the open card of the turn in progress
 
     def say(self, text: str = "") -> None:
@@ -199,6 +200,7 @@ class TerminalGame:
 
     def click(self) -> int | None:
         """A position clicked in the window, or None for a click off the cards."""
+        assert self.screen is not None  # asked only when the game has a window
         xy = self.screen.wait_click()
         if xy is None:
             raise Abandoned("The window was closed.")
@@ -245,6 +247,7 @@ class TerminalGame:
             self.first_flip = flip
             return f"{who} flipped {where}."
         first = self.first_flip
+        assert first is not None  # a legal flip that ends a turn is its second: the first was kept
         self.first_flip = None
         pair = f"{self.coordinate(first.position)} ({first.card}) and {where}"
         if flip.matched:
@@ -293,7 +296,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, DependencyNotInstalled) as error:
         print(f"concentration-play: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 2**31)
+    seed = (
+        args.seed if args.seed is not None else int(cast(int, np.random.SeedSequence().entropy) % 2**31)
+    )  # fresh entropy is one int
     for seat, bot in enumerate(bots):
         bot.reset(seed=seed + seat)
     names = [HUMAN if seat == args.seat else "" for seat in range(num_players)]

@@ -38,7 +38,7 @@ class Table(NamedTuple):
     cards: Sequence[Card]
     face_up: Sequence[bool]
     removed: Sequence[bool]
-    backs: Sequence[int] | None = None
+    backs: Sequence[int] | np.ndarray | None = None
     title: str = ""
 
 

@@ -105,9 +105,8 @@ def _circle_centres(n: int, slot_w: int, slot_h: int) -> np.ndarray:
         ring = len(capacity)
         # Neighbours on ring k are a chord 2k*step*sin(pi/count) apart: keep it >= step.
         capacity.append(int(math.pi / math.asin(1 / (2 * ring)) + 1e-9))
-    capacity = np.array(capacity)
     # Each ring gets cards in proportion to its capacity, leftovers by largest remainder.
-    share = capacity * n / capacity.sum()
+    share = np.array(capacity) * n / sum(capacity)
     counts = np.floor(share).astype(int)  # share <= capacity, so a ring never overflows
     for ring in np.argsort(-(share - counts), kind="stable")[: n - counts.sum()]:
         counts[ring] += 1

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from concentration_env.game.cards import Card
 from concentration_env.render.coordinates import row_label
 
@@ -19,7 +21,7 @@ def render_ansi(
     cards: Sequence[Card],
     face_up: Sequence[bool],
     removed: Sequence[bool],
-    backs: Sequence[int] | None = None,
+    backs: Sequence[int] | np.ndarray | None = None,
     header: str = "",
 ) -> str:
     """A text grid of the table under an optional ``header`` line: a card lying face down

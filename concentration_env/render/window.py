@@ -7,6 +7,7 @@ other render mode works without it.
 from __future__ import annotations
 
 import importlib.util
+from typing import Any
 
 import numpy as np
 
@@ -54,8 +55,8 @@ class Screen:
         self.pygame = import_pygame()
         self.fps = fps
         self.caption = caption
-        self._window = None
-        self._clock = None
+        self._window: Any = None  # pygame's Surface and Clock, once the window opens
+        self._clock: Any = None
 
     def show(self, frame: np.ndarray) -> None:
         """Put ``frame`` on screen, opening the window or fitting it to the frame's size first,

@@ -30,7 +30,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from concentration_env.game.checks import check_int
 from concentration_env.game.overrides import apply_overrides
@@ -53,7 +53,7 @@ class Row:
     values: dict[str, Any]
 
 
-def _fail(source: str, key: str, why: str) -> None:
+def _fail(source: str, key: str, why: str) -> NoReturn:
     raise ValueError(f"{source}: key {key!r}: {why}")
 
 
@@ -64,7 +64,13 @@ def load_benchmark_config(path: str | Path, overrides: Mapping[str, Any] | None 
     unknown = sorted(set(data) - set(TOP_KEYS))
     if unknown:
         raise ValueError(f"{source}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(TOP_KEYS)}")
-    config = {"games": 1000, "seed": 100_000, "output": "benchmarks/latest", "solitaire": [], "duel": []}
+    config: dict[str, Any] = {
+        "games": 1000,
+        "seed": 100_000,
+        "output": "benchmarks/latest",
+        "solitaire": [],
+        "duel": [],
+    }
     config.update(data)
     for key, minimum in (("games", 1), ("seed", 0)):
         try:

@@ -68,6 +68,7 @@ def env_factory(config: TrainConfig, rules: Rules, index: int = 0, monitor: bool
 def make_vec_env(config: TrainConfig, rules: Rules, num_envs: int, seed: int, kind: str | None = None) -> Any:
     """An SB3 VecEnv of ``num_envs`` games for a config, seeded with ``seed``."""
     kind = kind or config.vec_env
+    venv: Any  # an SB3 VecEnv (SB3 is imported on demand)
     if kind == "native":
         from stable_baselines3.common.vec_env import VecMonitor
 

@@ -8,13 +8,15 @@ benchmark tables.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from concentration_env.game.policy import Policy
 from concentration_env.game.rules import Rules
 from concentration_env.training.config import TrainConfig
+
+if TYPE_CHECKING:
+    from baselines.evaluate import HarnessPolicy
 
 # During training a game still running after this many turns per card is stuck: a
 # deterministic policy early in training can repeat one missed pair forever (optimal play
@@ -28,7 +30,7 @@ def training_cap(rules: Rules) -> int:
 
 
 def solitaire_stats(
-    rules: Rules, policy: Policy | str, games: int, seed: int, max_turns: int | None = None
+    rules: Rules, policy: HarnessPolicy, games: int, seed: int, max_turns: int | None = None
 ) -> dict[str, Any]:
     """Moves and unsuccessful pairs per game (mean and 95% CI) and the share of deals cleared
     (a game stopped at ``max_turns`` counts with the turns it took; ``capped`` says how many were)."""
@@ -48,7 +50,7 @@ def solitaire_stats(
 
 
 def duel_stats(
-    rules: Rules, policy: Policy | str, opponent: Policy | str, games: int, seed: int, max_turns: int | None = None
+    rules: Rules, policy: HarnessPolicy, opponent: HarnessPolicy, games: int, seed: int, max_turns: int | None = None
 ) -> dict[str, Any]:
     """Win rate (ties count half) and pair margin against ``opponent``, ``games`` deals in each
     seat: per seat (``win_first``, ``win_second``, ``margin_first``, ...) and over both. A game
@@ -69,17 +71,20 @@ def duel_stats(
         stats[f"win_{name}"], stats[f"margin_{name}"] = float(win.mean()), float(margin.mean())
         wins.append(win)
         margins.append(margin)
-    win, margin = estimate(np.concatenate(wins)), estimate(np.concatenate(margins))
-    stats.update(win=win.mean, win_ci95=win.ci95, margin=margin.mean, margin_ci95=margin.ci95)
+    overall_win, overall_margin = estimate(np.concatenate(wins)), estimate(np.concatenate(margins))
+    stats.update(
+        win=overall_win.mean, win_ci95=overall_win.ci95, margin=overall_margin.mean, margin_ci95=overall_margin.ci95
+    )
     return stats
 
 
-def agent_stats(config: TrainConfig, rules: Rules, policy: Policy | str, games: int, seed: int) -> dict[str, Any]:
+def agent_stats(config: TrainConfig, rules: Rules, policy: HarnessPolicy, games: int, seed: int) -> dict[str, Any]:
     """What ``eval.csv`` records for a config: solitaire stats, or duel stats against the
     config's first opponent (capped at :func:`training_cap` turns)."""
     if rules.num_players == 1:
         return solitaire_stats(rules, policy, games, seed, training_cap(rules))
     from concentration_env.envs.opponents import resolve_policy
 
-    opponent = resolve_policy(config.opponents[0], rules)
+    # A config names its opponents, so this is a baseline or a saved model: both harness policies.
+    opponent = cast("HarnessPolicy", resolve_policy(config.opponents[0], rules))
     return duel_stats(rules, policy, opponent, max(1, games // 2), seed, training_cap(rules))

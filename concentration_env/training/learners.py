@@ -22,7 +22,7 @@ SB3_CLASSES = {
 }
 
 
-def sb3_class(algo: str) -> type:
+def sb3_class(algo: str) -> type[Any]:
     """The SB3 / sb3-contrib class for an algo name (imported on demand)."""
     check_choice("algo", algo, tuple(SB3_CLASSES))
     module, name = SB3_CLASSES[algo]

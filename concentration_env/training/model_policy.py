@@ -132,6 +132,7 @@ class ModelPolicy:
             board["cards"] = np.where(shown, board["cards"], 0)
         if self._actor is not None:
             return self._actor.act_batch(board)
+        assert self._model is not None  # _setup keeps either a recurrent actor or an SB3 model
         if self.config.features == "card_features":
             model_obs: Any = card_features(self.game, board)
         else:

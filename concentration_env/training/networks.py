@@ -10,7 +10,7 @@ deck, so the same weights serve 20 or 104 cards.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
@@ -56,24 +56,28 @@ class PerCardMaskablePolicy(MaskableActorCriticPolicy):
     """MaskablePPO policy whose logits come straight from :class:`PerCardNet` (no dense head
     mixing positions). Use with the ``CardFeatures`` observation; ``hidden`` sets the width."""
 
+    mlp_extractor: PerCardNet  # type: ignore[assignment]  # SB3 types it as its MlpExtractor; any module with forward_actor/forward_critic works
+
     def __init__(self, *args: Any, hidden: int = 64, **kwargs: Any):
         self.hidden = hidden
         kwargs.setdefault("net_arch", [])
         super().__init__(*args, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
-        num_cards = self.observation_space.shape[0]
-        self.mlp_extractor = PerCardNet(num_cards, self.hidden, self.observation_space.shape[1])
+        shape = self.observation_space.shape
+        assert shape is not None  # a Box: CardFeatures' (num_cards, NUM_CARD_FEATURES)
+        num_cards = shape[0]
+        self.mlp_extractor = PerCardNet(num_cards, self.hidden, shape[1])
 
     def _build(self, lr_schedule) -> None:
         super()._build(lr_schedule)
         # The per-card scores are the logits: drop SB3's dense action layer, shrink the last
         # scoring layer like SB3 shrinks its action layer, and rebuild the optimizer.
         self.action_net = nn.Identity()
-        last = self.mlp_extractor.score[-1]
+        last = cast(nn.Linear, self.mlp_extractor.score[-1])
         nn.init.orthogonal_(last.weight, gain=ACTION_GAIN)
         nn.init.zeros_(last.bias)
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]  # SB3 types optimizer_class as the base Optimizer, which takes no lr
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -66,6 +66,8 @@ SETTINGS = tuple(f.name for f in dataclasses.fields(RecurrentPPOSettings))
 class CardMemoryNet(nn.Module):
     """Per-card GRU memory, a face read-out, and match-aware scoring; see the module docstring."""
 
+    match: torch.Tensor  # a registered buffer, which nn.Module's typing cannot see
+
     def __init__(self, match: np.ndarray, hidden: int = 64):
         super().__init__()
         num_faces = len(match)
@@ -80,7 +82,7 @@ class CardMemoryNet(nn.Module):
         self.readout = nn.Linear(hidden, num_faces + 1)  # which face the card holds (0: not seen)
         self.score = nn.Sequential(nn.Linear(2 * hidden + 2, hidden), nn.Tanh(), nn.Linear(hidden, 1))
         self.value = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
-        nn.init.orthogonal_(self.score[-1].weight, gain=ACTION_GAIN)
+        nn.init.orthogonal_(cast(nn.Linear, self.score[-1]).weight, gain=ACTION_GAIN)
 
     def initial_state(self, batch: int, num_cards: int) -> torch.Tensor:
         return torch.zeros(batch, num_cards, self.hidden)
@@ -132,10 +134,11 @@ class CardMemoryNet(nn.Module):
         # The score's first layer on [memory, context, pairs_with_first, seen], split by its
         # weight's columns so that the context (the mean memory, the same for every card of a
         # game) goes through it once per game, not once per card.
-        weight, hidden = self.score[0].weight, self.hidden
+        first_layer = cast(nn.Linear, self.score[0])
+        weight, hidden = first_layer.weight, self.hidden
         per_card = nn.functional.linear(memory, weight[:, :hidden])
         per_card = per_card + nn.functional.linear(torch.cat([pairs_with_first, seen], dim=-1), weight[:, 2 * hidden :])
-        per_game = nn.functional.linear(pooled[..., :hidden], weight[:, hidden : 2 * hidden], self.score[0].bias)
+        per_game = nn.functional.linear(pooled[..., :hidden], weight[:, hidden : 2 * hidden], first_layer.bias)
         logits = self.score[1:](per_card + per_game[..., None, :]).squeeze(-1)
         return logits, self.value(pooled).squeeze(-1), recall
 
@@ -193,7 +196,9 @@ class RecurrentPPO:
         starts = torch.ones(num_envs)
         while self.num_timesteps < total_timesteps:
             start_memory = memory
-            batch = {k: [] for k in ("inputs", "masks", "actions", "logp", "values", "rewards", "starts", "recalled")}
+            batch: dict[str, list[Any]] = {
+                k: [] for k in ("inputs", "masks", "actions", "logp", "values", "rewards", "starts", "recalled")
+            }
             episode_stats = []
             began = time.perf_counter()
             with torch.no_grad():

@@ -11,15 +11,18 @@ import json
 import signal
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import yaml
 
-from concentration_env.game.policy import Policy
 from concentration_env.game.rules import Rules
 from concentration_env.training.config import TrainConfig
 from concentration_env.training.evaluation import agent_stats
 from concentration_env.training.run_folder import EVAL_COLUMNS, new_run_dir
+
+if TYPE_CHECKING:
+    from concentration_env.training.model_policy import ModelPolicy
 
 TORCH_THREADS = 1  # on a small shared CPU one thread per process beats contention between them
 EVAL_SEED_OFFSET = 10_000  # evaluation deals are seeded apart from the training envs' seeds
@@ -32,11 +35,11 @@ class EvalLog:
     def __init__(self, path: Path, config: TrainConfig, rules: Rules) -> None:
         self.path, self.config, self.rules = path, config, rules
         self.seed = config.seed + EVAL_SEED_OFFSET
-        self.last = None  # timesteps of the last evaluation
+        self.last: int | None = None  # timesteps of the last evaluation
         with path.open("w", newline="") as handle:
             csv.writer(handle).writerow(EVAL_COLUMNS)
 
-    def evaluate(self, timesteps: int, policy: Policy) -> dict[str, float]:
+    def evaluate(self, timesteps: int, policy: ModelPolicy) -> dict[str, float]:
         """Evaluate ``policy`` (a ``ModelPolicy`` of the model in training) and log the row."""
         stats = agent_stats(self.config, self.rules, policy, self.config.eval_episodes, self.seed)
         row = {column: stats.get(column, float("nan")) for column in EVAL_COLUMNS}
@@ -46,7 +49,7 @@ class EvalLog:
         self.last = timesteps
         return row
 
-    def finish(self, timesteps: int, policy: Policy) -> None:
+    def finish(self, timesteps: int, policy: ModelPolicy) -> None:
         """Evaluate the final model unless the last row already did."""
         if self.last != timesteps:
             self.evaluate(timesteps, policy)
