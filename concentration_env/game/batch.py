@@ -210,6 +210,8 @@ class VersusBatch:
     their turns, one compiled step per flip for every game where an opponent is on turn.
     Opponents that draw random numbers while they play (``random``, ``forgetful``) draw them
     from one stream for the whole batch, so only their distribution matches single envs.
+    As in the single env, what a learner earns from the opponents' flips before its first
+    flip of a game is paid with the reward of that first flip.
     """
 
     def __init__(
@@ -259,6 +261,7 @@ class VersusBatch:
         self.seat_rngs: list[np.random.Generator | None] = [None] * self.num_envs
         self.state: core.State | None = None
         self.elapsed = np.zeros(self.num_envs, dtype=np.int64)  # the learner's flips this episode
+        self.before_first_flip = np.zeros(self.num_envs)  # rewards waiting for each learner's first flip
 
     # -- seeding and dealing ---------------------------------------------------------------
     def seed(self, seed: int | Sequence[int | None] | None) -> list[int | None]:
@@ -284,7 +287,7 @@ class VersusBatch:
                 self.state.assign(fresh, rows)
             self.elapsed[rows] = 0
             self._reseed_opponents(rows)
-            self.play_opponents()  # what they capture before the learner's first flip is no reward
+            self.before_first_flip[rows] = self.play_opponents()[rows]
             # A deal the opponents cleared before the learner's first flip is no game for it.
             rows = rows[self.state.done[rows]]
         if rows.size:
@@ -323,7 +326,8 @@ class VersusBatch:
         if state.done.any():
             raise RuntimeError(f"games {np.flatnonzero(state.done).tolist()} are over; deal them before step()")
         outcome = core.step(self.game, state, core.check_actions(self.game, actions))
-        rewards = self._learner_rewards(outcome) + self.play_opponents()
+        rewards = self.before_first_flip + self._learner_rewards(outcome) + self.play_opponents()
+        self.before_first_flip[:] = 0.0
         self.elapsed += 1
         terminated = state.done.copy()
         if self.rules.reward_mode == "win_loss" and terminated.any():

@@ -59,6 +59,18 @@ def test_learner_reward_is_its_points_and_opponents_move_in_between(seat, first_
         assert not info["action_mask"].any()
 
 
+def test_margin_return_is_the_final_margin_when_the_opponent_moves_first():
+    """Opponent captures before the learner's first flip count against it (on its first step)."""
+    env = make(num_players=2, seat=1, ranks=2, reward_mode="margin")
+    early_captures = 0
+    for seed in range(40):
+        env.reset(seed=seed)
+        early_captures += env.unwrapped._table.scores()["player_0"] > 0
+        total, info = play_to_the_end(env, seed)
+        assert total == info["scores"]["player_1"] - info["scores"]["player_0"], seed
+    assert early_captures  # some games had an opponent capture before the learner moved
+
+
 def test_win_loss_reward_matches_the_winners():
     env = make(num_players=2, ranks=3, reward_mode="win_loss")
     outcomes = set()
