@@ -78,8 +78,18 @@ def _forward_hot_attributes(before_reset: tuple[str, ...]) -> Callable[[type], t
 
 @_forward_hot_attributes(before_reset=HOT_ATTRIBUTES)
 class AssertOutOfBoundsWrapper(wrappers.AssertOutOfBoundsWrapper):
-    """PettingZoo's AssertOutOfBoundsWrapper (same check, same message), with the hot
-    attributes forwarded directly."""
+    """PettingZoo's AssertOutOfBoundsWrapper with the hot attributes forwarded directly and
+    the package's own action check in place of its assertion (which ``python -O`` drops):
+    a ``ValueError`` or ``TypeError`` naming the action and the valid positions, and the
+    same actions accepted as the solitaire env (``np.array([3])`` included). ``None`` still
+    passes for an agent that is done (PettingZoo's dead step)."""
+
+    def step(self, action) -> None:
+        env = self.env
+        agent = env.agent_selection
+        if action is not None or not (env.terminations[agent] or env.truncations[agent]):
+            action = parse_action(action, env.action_space(agent).n)
+        env.step(action)
 
 
 @_forward_hot_attributes(before_reset=("_cumulative_rewards",))
