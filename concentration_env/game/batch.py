@@ -84,6 +84,17 @@ def per_game(value: Any, num_envs: int, field: str) -> list:
     return [value] * num_envs
 
 
+def step_running(game: core.Game, state: core.State, actions: np.ndarray, sit_out: np.ndarray) -> core.Outcome:
+    """``core.step`` with the games where ``sit_out`` is True left as they are (marked done
+    for the flip only, so a rejected flip leaves every game as it was)."""
+    sit_out = sit_out & ~state.done
+    state.done |= sit_out
+    try:
+        return core.step(game, state, actions)
+    finally:
+        state.done &= ~sit_out
+
+
 def check_max_episode_steps(steps: Any) -> int | None:
     """Validate a time limit in flips (None for no limit)."""
     return check_int("max_episode_steps", steps, 1, optional=True, numpy=True)
@@ -161,8 +172,9 @@ class GameBatch:
         actions = self.check_actions(actions)
         if skip is not None and skip.any():
             actions = np.where(skip, 0, actions)  # their actions are ignored, as Gymnasium does
-            state.done |= skip
-        outcome = core.step(self.game, state, actions)
+            outcome = step_running(self.game, state, actions, skip)
+        else:
+            outcome = core.step(self.game, state, actions)
         self.elapsed += outcome.acted
         truncated = outcome.acted.copy()
         if self.max_episode_steps is None:
@@ -353,12 +365,30 @@ class VersusBatch:
                 games = np.flatnonzero(moving & (self.kind == kind))
                 if games.size:
                     seen = {key: value[games] for key, value in observation.items()}
-                    actions[games] = policy.act_rows(seen, games * self.rules.num_players + state.player[games])
-            waiting = ~moving & ~state.done
-            state.done |= waiting  # games waiting for their learner sit this flip out
-            outcome = core.step(self.game, state, actions)
-            state.done &= ~waiting
+                    chosen = np.asarray(policy.act_rows(seen, games * self.rules.num_players + state.player[games]))
+                    if chosen.shape != games.shape or chosen.dtype.kind not in "iu":
+                        raise ValueError(
+                            f"opponent {policy!r} returned {chosen!r} for games {games.tolist()}; "
+                            f"expected one integer flip position per game"
+                        )
+                    actions[games] = chosen
+            try:  # games waiting for their learner sit this flip out
+                outcome = step_running(self.game, state, actions, ~moving)
+            except ValueError as error:
+                raise self._opponent_error(actions, moving, error) from None
             earned += self._learner_rewards(outcome)
+
+    def _opponent_error(self, actions: np.ndarray, moving: np.ndarray, error: ValueError) -> ValueError:
+        """The core's rejection of an opponent's flip, saying which opponent made it."""
+        state = self.state
+        n = self.game.num_cards
+        legal = core.legal_mask(state)[np.arange(self.num_envs), np.clip(actions, 0, n - 1)]
+        game = int(np.flatnonzero(moving & ((actions < 0) | (actions >= n) | ~legal))[0])
+        seat = int(state.player[game])
+        return ValueError(
+            f"the opponent in seat {seat} ({agent_name(seat)}) of game {game}, policy "
+            f"{self.policies[self.kind[game]]!r}, played {int(actions[game])}: {error}"
+        )
 
     def _learner_rewards(self, outcome: core.Outcome) -> np.ndarray:
         """What each learner earns from one flip per game under the rules' reward mode."""
