@@ -7,12 +7,13 @@ plugs the game core into it. The Memory Duel (``duel_v0``) plugs in its own game
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import EzPickle, seeding
+from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
@@ -101,6 +102,11 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     def __str__(self) -> str:
         return str(self.env)  # as PettingZoo prints its own OrderEnforcingWrapper
 
+    def set_state(self, snapshot: dict[str, Any]) -> None:
+        """The wrapped env's ``set_state``; a restored game counts as reset here."""
+        self.env.set_state(snapshot)
+        self._has_reset = self._has_updated = True
+
 
 def wrap(env: AECEnv) -> AECEnv:
     """PettingZoo's standard wrappers for a classic env: action bounds and call order."""
@@ -120,6 +126,16 @@ class TableEnv(AECEnv):
 
     _deal_cards = staticmethod(core.deal)
     _step_game = staticmethod(core.step)
+    # What a snapshot holds besides the game and the generator: the AEC bookkeeping.
+    _snapshot_fields = (
+        "agents",
+        "rewards",
+        "_cumulative_rewards",
+        "terminations",
+        "truncations",
+        "infos",
+        "agent_selection",
+    )
 
     def _setup(
         self, players: int, first_player: int | str, observation_mode: str, render_mode: str | None, table_shape: str
@@ -233,6 +249,32 @@ class TableEnv(AECEnv):
         self._require_reset()
         return {agent: int(points) for agent, points in zip(self.possible_agents, self._state.scores[0])}
 
+    # -- snapshots -----------------------------------------------------------------------
+    def get_state(self) -> dict[str, Any]:
+        """A snapshot of the game, the AEC bookkeeping and the random generator, for search
+        (e.g. MCTS): ``set_state`` brings this env, or one with equal rules, back to exactly
+        this point."""
+        self._require_reset()
+        return {
+            "rules": self.rules,
+            "core": self._state.copy(),
+            "rng": self._rng.bit_generator.state,
+            "aec": copy.deepcopy({name: getattr(self, name) for name in self._snapshot_fields}),
+        }
+
+    def set_state(self, snapshot: dict[str, Any]) -> None:
+        """Restore a snapshot taken by ``get_state`` of an env with equal rules."""
+        core_state = snapshot.get("core") if isinstance(snapshot, dict) else None
+        if not isinstance(core_state, core.State) or snapshot.get("rules") != self.rules:
+            raise ValueError("set_state expects a snapshot from get_state() of an env with equal rules")
+        rng = np.random.Generator(np.random.PCG64())
+        rng.bit_generator.state = snapshot["rng"]
+        self._state = core_state.copy()
+        self._rng = rng
+        for name, value in copy.deepcopy(snapshot["aec"]).items():
+            setattr(self, name, value)
+        self._view = None
+
     # -- helpers -------------------------------------------------------------------------
     def _new_state(self, rng: np.random.Generator, first: int) -> core.State:
         """A freshly dealt game with seat ``first`` to move."""
@@ -276,7 +318,7 @@ class TableEnv(AECEnv):
         return f"turn {int(state.turns[0]) + 1}  {scores}  ({mover})"
 
 
-class raw_env(TableEnv, EzPickle):
+class raw_env(TableEnv):
     """Concentration for two or more players, as a PettingZoo AEC env.
 
     ## Description
@@ -336,6 +378,7 @@ class raw_env(TableEnv, EzPickle):
         "is_parallelizable": False,
         "render_fps": 4,
     }
+    _snapshot_fields = (*TableEnv._snapshot_fields, "last_flip")
 
     def __init__(
         self,
@@ -347,9 +390,6 @@ class raw_env(TableEnv, EzPickle):
         table_shape: str = "grid",
         **rule_fields: Any,
     ):
-        EzPickle.__init__(
-            self, rules, num_players, first_player, observation_mode, render_mode, table_shape, **rule_fields
-        )
         super().__init__()
         self.rules = table_rules(rules, num_players, **rule_fields)
         self.game = core.compile_rules(self.rules)

@@ -41,6 +41,12 @@ class Screen:
         self._window = None
         self._clock = None
 
+    def __getstate__(self) -> dict:
+        return {"fps": self.fps, "caption": self.caption}  # a copy opens its own window when shown
+
+    def __setstate__(self, saved: dict) -> None:
+        self.__init__(saved["fps"], saved["caption"])
+
     def show(self, frame: np.ndarray) -> None:
         """Put ``frame`` on screen, opening the window or fitting it to the frame's size first,
         then hold it for the rest of the frame time."""
