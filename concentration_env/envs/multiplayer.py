@@ -19,8 +19,10 @@ from pettingzoo.utils import wrappers
 
 from concentration_env.envs.spaces import Positions, board_space, parse_action
 from concentration_env.game import core, scoring
+from concentration_env.game.checks import fail
 from concentration_env.game.rules import Rules
 from concentration_env.game.seats import agent_name, check_observation_mode, seat_of, table_rules
+from concentration_env.game.state import read_snapshot
 from concentration_env.render.frame import Table, render_tables
 from concentration_env.render.shapes import check_table_shape
 from concentration_env.render.text import render_ansi
@@ -263,15 +265,23 @@ class TableEnv(AECEnv):
         }
 
     def set_state(self, snapshot: dict[str, Any]) -> None:
-        """Restore a snapshot taken by ``get_state`` of an env with equal rules."""
-        core_state = snapshot.get("core") if isinstance(snapshot, dict) else None
-        if not isinstance(core_state, core.State) or snapshot.get("rules") != self.rules:
-            raise ValueError("set_state expects a snapshot from get_state() of an env with equal rules")
-        rng = np.random.Generator(np.random.PCG64())
-        rng.bit_generator.state = snapshot["rng"]
+        """Restore a snapshot taken by ``get_state`` of an env with equal rules; a
+        ``ValueError`` naming what is wrong (checked in full before anything changes)."""
+        core_state, rng = read_snapshot(snapshot, self.game, extra=("aec",))
+        aec = snapshot["aec"]
+        if not isinstance(aec, dict) or set(aec) != set(self._snapshot_fields):
+            fail("snapshot['aec']", type(aec).__name__, f"a dict of {', '.join(self._snapshot_fields)}")
+        agents = aec["agents"]
+        if not isinstance(agents, list) or not set(agents) <= set(self.possible_agents):
+            fail("snapshot['aec']['agents']", agents, f"a list of {', '.join(self.possible_agents)}")
+        if aec["agent_selection"] not in self.possible_agents:
+            fail("snapshot['aec']['agent_selection']", aec["agent_selection"], ", ".join(self.possible_agents))
+        for name in self._snapshot_fields[1:6]:  # the per-agent dicts
+            if not isinstance(aec[name], dict) or set(aec[name]) != set(agents):
+                fail(f"snapshot['aec'][{name!r}]", aec[name], "a dict with one entry per agent in play")
         self._state = core_state.copy()
         self._rng = rng
-        for name, value in copy.deepcopy(snapshot["aec"]).items():
+        for name, value in copy.deepcopy(aec).items():
             setattr(self, name, value)
         self._view = None
 
