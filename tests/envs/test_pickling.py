@@ -9,7 +9,7 @@ import pickle
 import gymnasium as gym
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import concentration_env  # noqa: F401  (registers the ids)
@@ -96,7 +96,6 @@ KINDS = {
 CLONES = {"pickle": lambda env: pickle.loads(pickle.dumps(env)), "deepcopy": copy.deepcopy}
 
 
-@settings(max_examples=40, deadline=None)
 @given(
     kind=st.sampled_from(sorted(KINDS)),
     clone=st.sampled_from(sorted(CLONES)),

@@ -7,7 +7,7 @@ import copy
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from concentration_env import concentration_v0, duel_v0
@@ -61,7 +61,6 @@ def play_on(env, seed, flips=200):
             assert env.observation_space(agent).contains(env.observe(agent))
 
 
-@settings(max_examples=150, deadline=None)
 @given(
     kind=st.sampled_from(sorted(MAKERS)),
     seed=st.integers(0, 1000),
