@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from concentration_env.envs.multiplayer import RENDER_MODES, TableEnv, wrap
@@ -17,7 +16,7 @@ from concentration_env.game.rules import Rules
 from concentration_env.render.frame import Table
 
 
-class raw_env(TableEnv, EzPickle):
+class raw_env(TableEnv):
     """Memory Duel: two players, each with their own pack, match each other's cards.
 
     ## Description
@@ -80,9 +79,6 @@ class raw_env(TableEnv, EzPickle):
         max_turns: int | None = None,
         **rule_fields: Any,
     ):
-        EzPickle.__init__(
-            self, rules, first_player, observation_mode, render_mode, table_shape, max_turns, **rule_fields
-        )
         super().__init__()
         self.rules = duel.duel_rules(rules, **rule_fields)
         self.game = core.compile_rules(self.rules)

@@ -7,20 +7,22 @@ plugs the game core into it. The Memory Duel (``duel_v0``) plugs in its own game
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import EzPickle, seeding
+from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from concentration_env.envs.spaces import Positions, board_space, parse_action
 from concentration_env.game import core, scoring
-from concentration_env.game.checks import check_int
+from concentration_env.game.checks import check_int, fail
 from concentration_env.game.rules import Rules
 from concentration_env.game.seats import agent_name, check_observation_mode, seat_of, table_rules
+from concentration_env.game.state import read_snapshot
 from concentration_env.render.frame import Table, render_tables
 from concentration_env.render.shapes import check_table_shape
 from concentration_env.render.text import render_ansi
@@ -79,8 +81,18 @@ def _forward_hot_attributes(before_reset: tuple[str, ...]) -> Callable[[type], t
 
 @_forward_hot_attributes(before_reset=HOT_ATTRIBUTES)
 class AssertOutOfBoundsWrapper(wrappers.AssertOutOfBoundsWrapper):
-    """PettingZoo's AssertOutOfBoundsWrapper (same check, same message), with the hot
-    attributes forwarded directly."""
+    """PettingZoo's AssertOutOfBoundsWrapper with the hot attributes forwarded directly and
+    the package's own action check in place of its assertion (which ``python -O`` drops):
+    a ``ValueError`` or ``TypeError`` naming the action and the valid positions, and the
+    same actions accepted as the solitaire env (``np.array([3])`` included). ``None`` still
+    passes for an agent that is done (PettingZoo's dead step)."""
+
+    def step(self, action) -> None:
+        env = self.env
+        agent = env.agent_selection
+        if action is not None or not (env.terminations[agent] or env.truncations[agent]):
+            action = parse_action(action, env.action_space(agent).n)
+        env.step(action)
 
 
 @_forward_hot_attributes(before_reset=("_cumulative_rewards",))
@@ -91,6 +103,11 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
 
     def __str__(self) -> str:
         return str(self.env)  # as PettingZoo prints its own OrderEnforcingWrapper
+
+    def set_state(self, snapshot: dict[str, Any]) -> None:
+        """The wrapped env's ``set_state``; a restored game counts as reset here."""
+        self.env.set_state(snapshot)
+        self._has_reset = self._has_updated = True
 
 
 def wrap(env: AECEnv) -> AECEnv:
@@ -111,6 +128,16 @@ class TableEnv(AECEnv):
 
     _deal_cards = staticmethod(core.deal)
     _step_game = staticmethod(core.step)
+    # What a snapshot holds besides the game and the generator: the AEC bookkeeping.
+    _snapshot_fields: tuple[str, ...] = (
+        "agents",
+        "rewards",
+        "_cumulative_rewards",
+        "terminations",
+        "truncations",
+        "infos",
+        "agent_selection",
+    )
 
     def _setup(
         self,
@@ -245,6 +272,41 @@ class TableEnv(AECEnv):
         if not (any(self.terminations.values()) or any(self.truncations.values())):
             self._finish(truncated=True)
 
+    # -- snapshots -----------------------------------------------------------------------
+    def get_state(self) -> dict[str, Any]:
+        """A snapshot of the game, the AEC bookkeeping and the random generator, for search
+        (e.g. MCTS): ``set_state`` brings this env, or one with equal rules, back to exactly
+        this point."""
+        state = self._require_reset()
+        assert self._rng is not None  # reset() seeded it
+        return {
+            "rules": self.rules,
+            "core": state.copy(),
+            "rng": self._rng.bit_generator.state,
+            "aec": copy.deepcopy({name: getattr(self, name) for name in self._snapshot_fields}),
+        }
+
+    def set_state(self, snapshot: dict[str, Any]) -> None:
+        """Restore a snapshot taken by ``get_state`` of an env with equal rules; a
+        ``ValueError`` naming what is wrong (checked in full before anything changes)."""
+        core_state, rng = read_snapshot(snapshot, self.game, extra=("aec",))
+        aec = snapshot["aec"]
+        if not isinstance(aec, dict) or set(aec) != set(self._snapshot_fields):
+            fail("snapshot['aec']", type(aec).__name__, f"a dict of {', '.join(self._snapshot_fields)}")
+        agents = aec["agents"]
+        if not isinstance(agents, list) or not set(agents) <= set(self.possible_agents):
+            fail("snapshot['aec']['agents']", agents, f"a list of {', '.join(self.possible_agents)}")
+        if aec["agent_selection"] not in self.possible_agents:
+            fail("snapshot['aec']['agent_selection']", aec["agent_selection"], ", ".join(self.possible_agents))
+        for name in self._snapshot_fields[1:6]:  # the per-agent dicts
+            if not isinstance(aec[name], dict) or set(aec[name]) != set(agents):
+                fail(f"snapshot['aec'][{name!r}]", aec[name], "a dict with one entry per agent in play")
+        self._state = core_state.copy()
+        self._rng = rng
+        for name, value in copy.deepcopy(aec).items():
+            setattr(self, name, value)
+        self._view = None
+
     # -- helpers -------------------------------------------------------------------------
     def _new_state(self, rng: np.random.Generator, first: int) -> core.State:
         """A freshly dealt game with seat ``first`` to move."""
@@ -291,7 +353,7 @@ class TableEnv(AECEnv):
         return f"turn {int(state.turns[0]) + 1}  {scores}  ({mover})"
 
 
-class raw_env(TableEnv, EzPickle):
+class raw_env(TableEnv):
     """Concentration for two or more players, as a PettingZoo AEC env.
 
     ## Description
@@ -357,6 +419,7 @@ class raw_env(TableEnv, EzPickle):
         "is_parallelizable": False,
         "render_fps": 4,
     }
+    _snapshot_fields = (*TableEnv._snapshot_fields, "last_flip")
 
     def __init__(
         self,
@@ -369,9 +432,6 @@ class raw_env(TableEnv, EzPickle):
         max_turns: int | None = None,
         **rule_fields: Any,
     ):
-        EzPickle.__init__(
-            self, rules, num_players, first_player, observation_mode, render_mode, table_shape, max_turns, **rule_fields
-        )
         super().__init__()
         self.rules = table_rules(rules, num_players, **rule_fields)
         self.game = core.compile_rules(self.rules)

@@ -94,6 +94,13 @@ def play_turns(table: Any, policies: Mapping[int, Policy], watch: str) -> float:
         if seat not in policies:
             break
         observed = table.observe(table.agent_selection)
-        table.step(int(policies[seat].act(observed["observation"], observed["action_mask"])))
+        action = policies[seat].act(observed["observation"], observed["action_mask"])
+        try:
+            table.step(action)
+        except (TypeError, ValueError) as error:  # the table is unchanged: say whose flip it was
+            raise ValueError(
+                f"the opponent in seat {seat} ({table.agent_selection}), policy {policies[seat]!r}, "
+                f"played {action!r}: {error}"
+            ) from None
         earned += table.rewards[watch]
     return earned

@@ -11,6 +11,7 @@ from concentration_env.envs.spaces import board_space, parse_action
 from concentration_env.game import core
 from concentration_env.game.rules import Rules, resolve_rules
 from concentration_env.game.seats import check_observation_mode
+from concentration_env.game.state import read_snapshot
 from concentration_env.render.frame import Table, render_tables
 from concentration_env.render.shapes import check_table_shape
 from concentration_env.render.text import render_ansi
@@ -202,22 +203,15 @@ class ConcentrationEnv(gym.Env):
     def get_state(self) -> dict[str, Any]:
         """A snapshot of the game and the random generator, for search (e.g. MCTS):
         ``set_state`` brings the env back to exactly this point."""
-        return {"core": self._require_reset().copy(), "rng": self.np_random.bit_generator.state}
+        return {"rules": self.rules, "core": self._require_reset().copy(), "rng": self.np_random.bit_generator.state}
 
     def set_state(self, snapshot: dict[str, Any]) -> None:
-        """Restore a snapshot taken by ``get_state`` of an env with the same rules."""
-        core_state = snapshot.get("core") if isinstance(snapshot, dict) else None
-        if not isinstance(core_state, core.State) or core_state.faces.shape != (1, self.game.num_cards):
-            raise ValueError(
-                "set_state expects a snapshot from get_state() of an env with the same rules "
-                f"({self.game.num_cards} cards)"
-            )
-        if self._state is None:
-            self._state = core_state.copy()
-        else:
-            self._state.assign(core_state)
+        """Restore a snapshot taken by ``get_state`` of an env with equal rules; a
+        ``ValueError`` naming what is wrong (checked in full before anything changes)."""
+        core_state, rng = read_snapshot(snapshot, self.game)
+        self._state = core_state.copy()
         self._over = bool(core_state.done[0])
-        self.np_random.bit_generator.state = snapshot["rng"]
+        self.np_random = rng
 
     # -- helpers -------------------------------------------------------------------------
     def _require_reset(self) -> core.State:

@@ -37,7 +37,10 @@ class VersusEnv(gym.Env):
     The learner's reward under ``reward_mode``: ``"pairs"`` (default) the points of the
     pairs it captures; ``"margin"`` those points minus an equal share of every opponent
     capture (in a two-player game the return is the final pair margin); ``"win_loss"``
-    +1 / -1 at the end (0 when every seat shares the win).
+    +1 / -1 at the end (0 when every seat shares the win). What the learner earns from
+    the opponents' flips before its first one (under ``"margin"``, minus its share of
+    their captures) is paid with the reward of its first step, so the return covers the
+    whole game.
 
     ## Starting State
     A fresh deal, after the opponents seated before the learner have played their turns.
@@ -120,6 +123,7 @@ class VersusEnv(gym.Env):
             {**cast(gym.spaces.Dict, table_space["observation"]).spaces, "action_mask": table_space["action_mask"]}
         )
         self.action_space = self._table.action_space(self.agent)
+        self._before_first_flip = 0.0  # the learner's reward from the opponents' flips before its first
 
     @property
     def layout(self) -> tuple:
@@ -141,7 +145,7 @@ class VersusEnv(gym.Env):
                 self._table.reset(options=options)
             for policy in self.opponents.values():
                 policy.reset(seed=int(self.np_random.integers(SEED_RANGE)))
-            play_turns(self._table, self.opponents, self.agent)
+            self._before_first_flip = play_turns(self._table, self.opponents, self.agent)
             if not (self._table.terminations[self.agent] or self._table.truncations[self.agent]):
                 return self._observe()
         raise no_game_for_the_learner(self.seat)
@@ -152,7 +156,8 @@ class VersusEnv(gym.Env):
         if table.terminations[self.agent] or table.truncations[self.agent]:
             raise RuntimeError("the episode is over; call reset() before step()")
         table.step(action)
-        reward = table.rewards[self.agent] + play_turns(table, self.opponents, self.agent)
+        reward = self._before_first_flip + table.rewards[self.agent] + play_turns(table, self.opponents, self.agent)
+        self._before_first_flip = 0.0
         observation, info = self._observe()
         return observation, float(reward), table.terminations[self.agent], table.truncations[self.agent], info
 

@@ -85,6 +85,17 @@ def per_game(value: Any, num_envs: int, field: str) -> list:
     return [value] * num_envs
 
 
+def step_running(game: core.Game, state: core.State, actions: np.ndarray, sit_out: np.ndarray) -> core.Outcome:
+    """``core.step`` with the games where ``sit_out`` is True left as they are (marked done
+    for the flip only, so a rejected flip leaves every game as it was)."""
+    sit_out = sit_out & ~state.done
+    state.done |= sit_out
+    try:
+        return core.step(game, state, actions)
+    finally:
+        state.done &= ~sit_out
+
+
 def check_max_episode_steps(steps: Any) -> int | None:
     """Validate a time limit in flips (None for no limit)."""
     return check_int("max_episode_steps", steps, 1, optional=True, numpy=True)
@@ -162,8 +173,9 @@ class GameBatch:
         actions = self.check_actions(actions)
         if skip is not None and skip.any():
             actions = np.where(skip, 0, actions)  # their actions are ignored, as Gymnasium does
-            state.done |= skip
-        outcome = core.step(self.game, state, actions)
+            outcome = step_running(self.game, state, actions, skip)
+        else:
+            outcome = core.step(self.game, state, actions)
         self.elapsed += outcome.acted
         truncated = outcome.acted.copy()
         if self.max_episode_steps is None:
@@ -211,6 +223,8 @@ class VersusBatch:
     their turns, one compiled step per flip for every game where an opponent is on turn.
     Opponents that draw random numbers while they play (``random``, ``forgetful``) draw them
     from one stream for the whole batch, so only their distribution matches single envs.
+    As in the single env, what a learner earns from the opponents' flips before its first
+    flip of a game is paid with the reward of that first flip.
     """
 
     def __init__(
@@ -260,6 +274,7 @@ class VersusBatch:
         self.seat_rngs: list[np.random.Generator | None] = [None] * self.num_envs
         self.state: core.State | None = None
         self.elapsed = np.zeros(self.num_envs, dtype=np.int64)  # the learner's flips this episode
+        self.before_first_flip = np.zeros(self.num_envs)  # rewards waiting for each learner's first flip
 
     # -- seeding and dealing ---------------------------------------------------------------
     def seed(self, seed: int | Sequence[int | None] | None) -> list[int | None]:
@@ -285,7 +300,7 @@ class VersusBatch:
                 self.state.assign(fresh, rows)
             self.elapsed[rows] = 0
             self._reseed_opponents(rows)
-            self.play_opponents()  # what they capture before the learner's first flip is no reward
+            self.before_first_flip[rows] = self.play_opponents()[rows]
             # A deal the opponents cleared before the learner's first flip is no game for it.
             rows = rows[self.state.done[rows]]
         if rows.size:
@@ -324,7 +339,8 @@ class VersusBatch:
         if state.done.any():
             raise RuntimeError(f"games {np.flatnonzero(state.done).tolist()} are over; deal them before step()")
         outcome = core.step(self.game, state, core.check_actions(self.game, actions))
-        rewards = self._learner_rewards(outcome) + self.play_opponents()
+        rewards = self.before_first_flip + self._learner_rewards(outcome) + self.play_opponents()
+        self.before_first_flip[:] = 0.0
         self.elapsed += 1
         terminated = state.done.copy()
         if self.rules.reward_mode == "win_loss" and terminated.any():
@@ -350,12 +366,30 @@ class VersusBatch:
                 games = np.flatnonzero(moving & (self.kind == kind))
                 if games.size:
                     seen = {key: value[games] for key, value in observation.items()}
-                    actions[games] = policy.act_rows(seen, games * self.rules.num_players + state.player[games])
-            waiting = ~moving & ~state.done
-            state.done |= waiting  # games waiting for their learner sit this flip out
-            outcome = core.step(self.game, state, actions)
-            state.done &= ~waiting
+                    chosen = np.asarray(policy.act_rows(seen, games * self.rules.num_players + state.player[games]))
+                    if chosen.shape != games.shape or chosen.dtype.kind not in "iu":
+                        raise ValueError(
+                            f"opponent {policy!r} returned {chosen!r} for games {games.tolist()}; "
+                            f"expected one integer flip position per game"
+                        )
+                    actions[games] = chosen
+            try:  # games waiting for their learner sit this flip out
+                outcome = step_running(self.game, state, actions, ~moving)
+            except ValueError as error:
+                raise self._opponent_error(actions, moving, error) from None
             earned += self._learner_rewards(outcome)
+
+    def _opponent_error(self, actions: np.ndarray, moving: np.ndarray, error: ValueError) -> ValueError:
+        """The core's rejection of an opponent's flip, saying which opponent made it."""
+        state = self.require_reset()
+        n = self.game.num_cards
+        legal = core.legal_mask(state)[np.arange(self.num_envs), np.clip(actions, 0, n - 1)]
+        game = int(np.flatnonzero(moving & ((actions < 0) | (actions >= n) | ~legal))[0])
+        seat = int(state.player[game])
+        return ValueError(
+            f"the opponent in seat {seat} ({agent_name(seat)}) of game {game}, policy "
+            f"{self.policies[self.kind[game]]!r}, played {int(actions[game])}: {error}"
+        )
 
     def _learner_rewards(self, outcome: core.Outcome) -> np.ndarray:
         """What each learner earns from one flip per game under the rules' reward mode."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from concentration_env.game.checks import fail
 from concentration_env.game.compile import _INT64_BYTES, FACE_DTYPE, NONE, Game
 
 
@@ -148,3 +149,110 @@ def new_state(game: Game, faces: np.ndarray, first_player: int | np.ndarray = 0)
         turns=np.zeros(batch, dtype=np.int32),
         done=np.zeros(batch, dtype=bool),
     )
+
+
+def validate_state(game: Game, state: State, batch: int | None = None) -> None:
+    """Check that ``state`` is a batch of games the compiled kernels can run under ``game``
+    (of ``batch`` games if given): shapes, the buffer header, every value in range and the
+    fields consistent with each other. Raises one ``ValueError`` naming the first bad field;
+    changes nothing. The kernels index arrays with these values unchecked, so a snapshot
+    from outside must pass here before it is used."""
+    if not isinstance(state, State) or not isinstance(getattr(state, "buffer", None), np.ndarray):
+        fail("state", type(state).__name__, "a concentration_env.game.state.State")
+    n, players = game.num_cards, game.num_players
+    rows = state.faces.shape[0] if state.faces.ndim == 2 else -1
+    expected = (rows if batch is None else batch, n, players)
+    buffer = state.buffer
+    if (
+        buffer.dtype != np.uint8
+        or buffer.ndim != 1
+        or buffer.size < _HEADER_BYTES
+        or tuple(buffer[:_HEADER_BYTES].view(np.int64)) != expected
+        or buffer.size != _state_nbytes(*expected)
+        or state.faces.shape != expected[:2]
+        or state.scores.shape != (expected[0], players)
+    ):
+        fail("state.faces.shape", state.faces.shape, f"{expected[:2]} ({n} cards, {players} seats)")
+    for name in ("removed", "seen", "done"):
+        _require(name, getattr(state, name).view(np.uint8), getattr(state, name).view(np.uint8) <= 1, "0 or 1 (bool)")
+    faces = state.faces
+    _require("faces", state.faces, (faces >= 0) & (faces < game.num_faces), f"face ids 0..{game.num_faces - 1}")
+    if not (np.sort(faces, axis=1) == np.sort(game.deck)).all():
+        fail("state.faces", "a table", "a shuffle of this game's deck", "the faces are not this game's cards")
+    removed, captured_by = state.removed, state.captured_by
+    _require(
+        "captured_by",
+        state.captured_by,
+        np.where(removed, (captured_by >= 0) & (captured_by < players), captured_by == NONE),
+        f"a seat 0..{players - 1} for captured cards, {NONE} for the others",
+    )
+    _require("removed", state.removed, removed.sum(axis=1) % 2 == 0, "captured cards in pairs")
+    first = state.first
+    inside = (first >= 0) & (first < n)
+    _require("first", state.first, (first == NONE) | inside, f"{NONE} or a position 0..{n - 1}")
+    _require(
+        "first", state.first, ~inside | ~removed[np.arange(len(first)), np.clip(first, 0, n - 1)], "a card on the table"
+    )
+    shown = state.shown
+    _require(
+        "shown",
+        state.shown,
+        ((shown >= 0) & (shown < n)).all(axis=1) | (shown == NONE).all(axis=1),
+        f"two positions 0..{n - 1}, or {NONE} twice",
+    )
+    _require("player", state.player, (state.player >= 0) & (state.player < players), f"a seat 0..{players - 1}")
+    for name in ("mismatches", "turns"):
+        _require(name, getattr(state, name), getattr(state, name) >= 0, "counts of 0 or more")
+    _require("mismatches", state.mismatches, state.mismatches <= state.turns, "at most one per completed turn")
+    values = np.where(removed, game.pair_value[faces], 0)
+    won = np.stack([(values * (captured_by == seat)).sum(axis=1) // 2 for seat in range(players)], axis=1)
+    _require("scores", state.scores, state.scores == won, "the points of the pairs each seat captured")
+    turn = state.first_capture
+    _require(
+        "first_capture", turn, (turn == NONE) | ((turn >= 0) & (turn < state.turns[:, None])), f"{NONE} or a past turn"
+    )
+    running = ~state.done
+    chips = game.rules.max_mismatches or 0
+    _require("done", state.done, ~running | ~removed.all(axis=1), "True for a cleared table")
+    _require("done", state.done, ~running | (chips == 0) | (state.mismatches < chips), "True once the chips are paid")
+
+
+def _require(field: str, values: np.ndarray, good: np.ndarray, allowed: str) -> None:
+    """Fail naming ``state.<field>`` and its first bad value, unless ``good`` holds everywhere
+    (``good`` has the shape of ``values`` or of its leading axes)."""
+    if not good.all():
+        where = tuple(int(i) for i in np.argwhere(~good)[0])
+        value = values[where]
+        fail(
+            f"state.{field}[{', '.join(map(str, where))}]",
+            value.tolist() if hasattr(value, "tolist") else value,
+            allowed,
+        )
+
+
+SNAPSHOT_KEYS = ("rules", "core", "rng")  # what every env's get_state() holds
+
+
+def read_snapshot(snapshot: object, game: Game, extra: tuple[str, ...] = ()) -> tuple[State, np.random.Generator]:
+    """The game state (a batch of one) and a generator in the saved state, from an env's
+    ``get_state()`` snapshot (its :data:`SNAPSHOT_KEYS` plus ``extra``), checked against
+    ``game`` in full first: a ``ValueError`` naming what is wrong, and nothing changed."""
+    if not isinstance(snapshot, dict):
+        fail("snapshot", type(snapshot).__name__, "a dict from get_state()")
+    keys = (*SNAPSHOT_KEYS, *extra)
+    if set(snapshot) != set(keys):
+        fail(
+            "snapshot keys",
+            sorted(map(str, snapshot)),
+            ", ".join(keys),
+            "a snapshot from get_state() has exactly these",
+        )
+    if snapshot["rules"] != game.rules:
+        fail("snapshot['rules']", "other rules", f"this env's rules ({game.rules!r})", "a snapshot of another game")
+    validate_state(game, snapshot["core"], batch=1)
+    bits = np.random.PCG64()
+    try:
+        bits.state = snapshot["rng"]
+    except (TypeError, ValueError, KeyError) as error:
+        fail("snapshot['rng']", type(snapshot["rng"]).__name__, "a PCG64 state from get_state()", str(error))
+    return snapshot["core"], np.random.Generator(bits)

@@ -58,6 +58,12 @@ class Screen:
         self._window: Any = None  # pygame's Surface and Clock, once the window opens
         self._clock: Any = None
 
+    def __getstate__(self) -> dict:
+        return {"fps": self.fps, "caption": self.caption}  # a copy opens its own window when shown
+
+    def __setstate__(self, saved: dict) -> None:
+        Screen.__init__(self, saved["fps"], saved["caption"])
+
     def show(self, frame: np.ndarray) -> None:
         """Put ``frame`` on screen, opening the window or fitting it to the frame's size first,
         then hold it for the rest of the frame time."""

@@ -12,7 +12,7 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 import concentration_env
-from concentration_env import Rules, concentration_v0, preset_names
+from concentration_env import Rules, concentration_v0, duel_v0, preset_names
 from concentration_env.envs.registration import pettingzoo_env_ids
 from concentration_env.game import core
 from tests.helpers.tables import play_random_game, positions_matching, short_rules
@@ -309,12 +309,34 @@ def test_wrapped_env_enforces_order_and_bounds():
     with pytest.raises(AssertionError, match="reset"):
         env.step(0)
     env.reset(seed=0)
-    with pytest.raises(AssertionError, match="action space"):
+    with pytest.raises(ValueError, match="action 8 is out of range; valid flips are 0..7"):
         env.step(env.unwrapped.num_cards)
     iterator = iter(env.agent_iter())
     next(iterator)
     with pytest.raises(AssertionError, match="step"):
         next(iterator)  # taking the next agent without acting for the current one
+
+
+@pytest.mark.parametrize("make_env", [lambda: concentration_v0.env(num_players=2, ranks=2), duel_v0.env])
+@pytest.mark.parametrize(
+    "bad, error, message",
+    [
+        (-1, ValueError, "action -1 is out of range"),
+        (52, ValueError, "action 52 is out of range"),
+        (3.0, TypeError, r"action 3.0 \(float\) is not an integer position"),
+        (None, TypeError, r"action None \(NoneType\) is not an integer position"),
+        (True, TypeError, "not an integer position"),
+        (np.array([1, 2]), ValueError, "has shape"),
+    ],
+)
+def test_bad_actions_get_the_packages_errors_and_change_nothing(make_env, bad, error, message):
+    env = make_env()
+    env.reset(seed=0)
+    env.step(np.array([3]))  # one position in an array is a flip, as in the solitaire env
+    before = (env.agent_selection, env.unwrapped._state.buffer.copy())
+    with pytest.raises(error, match=message):
+        env.step(bad)
+    assert env.agent_selection == before[0] and np.array_equal(env.unwrapped._state.buffer, before[1])
 
 
 def test_dead_agent_must_step_with_none():
@@ -385,9 +407,11 @@ def test_env_wrappers_answer_like_pettingzoos_own():
             assert outcome(lambda name=name: getattr(ours, name)) == outcome(lambda name=name: getattr(theirs, name)), (
                 name
             )
-    for bad in [8, -1, 1.0, np.int64(8), None, True]:  # True is in Discrete; the env rejects it
-        errors = [outcome(lambda env=env, bad=bad: env.step(bad)) for env in (ours, theirs)]
-        assert errors[0] == errors[1] != "None", bad
+    for bad in [8, -1, 1.0, np.int64(8), None]:  # PettingZoo asserts; the package names the action
+        ours_error = outcome(lambda bad=bad: ours.step(bad))
+        assert outcome(lambda bad=bad: theirs.step(bad)) == "AssertionError: action is not in action space", bad
+        assert ours_error.startswith(("ValueError: action", "TypeError: action")), ours_error
+        assert "valid flips are 0..7" in ours_error, ours_error
 
 
 def test_action_space_contains_like_discrete():

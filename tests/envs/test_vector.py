@@ -97,3 +97,21 @@ def test_bad_actions_and_arguments_raise_clear_errors():
         ConcentrationVectorEnv(num_envs=0)
     with pytest.raises(ValueError, match="num_players"):
         ConcentrationVectorEnv(num_envs=2, num_players=2)
+
+
+def test_a_rejected_step_in_next_step_mode_changes_nothing():
+    """A game waiting to be reset next step (here truncated) stays as it was when another
+    game's flip is rejected."""
+    env = ConcentrationVectorEnv(2, rules="toddler", illegal_action="raise", max_episode_steps=2)
+    env.reset(seed=0)
+    env.step(np.array([0, 0]))
+    env.reset(options={"reset_mask": np.array([False, True])})
+    _, _, terminated, truncated, _ = env.step(np.array([1, 0]))
+    assert truncated.tolist() == [True, False] and not terminated.any()
+    before = env.batch.state.buffer.copy()
+    with pytest.raises(IllegalFlipError, match="position 0 \\(game 1\\)"):
+        env.step(np.array([5, 0]))  # game 1 flips its face-up card again
+    assert np.array_equal(env.batch.state.buffer, before)
+    assert env._pending.tolist() == [True, False]
+    obs, rewards, terminated, truncated, _ = env.step(np.array([5, 1]))
+    assert rewards[0] == 0 and not (terminated | truncated)[0] and not obs["face_up"][0].any()  # game 0 was redealt

@@ -6,6 +6,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
 
 from concentration_env.envs.versus import VersusEnv
+from concentration_env.game.batch import VersusBatch
 from tests.helpers.tables import RandomPolicy, short_rules
 
 CHECK_CONFIGS = [
@@ -57,6 +58,55 @@ def test_learner_reward_is_its_points_and_opponents_move_in_between(seat, first_
         assert total == info["scores"][f"player_{seat}"] == env.unwrapped._table.scores()[info["agent"]]
         assert sum(info["scores"].values()) == 8 and info["winners"]
         assert not info["action_mask"].any()
+
+
+def test_margin_return_is_the_final_margin_when_the_opponent_moves_first():
+    """Opponent captures before the learner's first flip count against it (on its first step)."""
+    env = make(num_players=2, seat=1, ranks=2, reward_mode="margin")
+    early_captures = 0
+    for seed in range(40):
+        env.reset(seed=seed)
+        early_captures += env.unwrapped._table.scores()["player_0"] > 0
+        total, info = play_to_the_end(env, seed)
+        assert total == info["scores"]["player_1"] - info["scores"]["player_0"], seed
+    assert early_captures  # some games had an opponent capture before the learner moved
+
+
+class OutOfRangePolicy(RandomPolicy):
+    """Plays a position that no table has."""
+
+    def act(self, observation, action_mask):
+        return 99
+
+    def act_rows(self, observations, rows):
+        return np.full(len(rows), 99)
+
+    def reset_batch(self, seeds):
+        pass
+
+    def reset_rows(self, rows, seeds):
+        pass
+
+    def __repr__(self):
+        return "OutOfRangePolicy()"
+
+
+def test_an_opponent_playing_an_illegal_flip_is_named():
+    env = make(num_players=3, seat=1, ranks=3, opponents=[RandomPolicy(), OutOfRangePolicy()])
+    env.reset(seed=0)  # seat 0 plays legally; seat 2 plays after the learner
+    with pytest.raises(ValueError, match=r"opponent in seat 2 \(player_2\), policy OutOfRangePolicy\(\), played 99"):
+        for _ in range(2):  # the learner's turn, then seat 2 is asked
+            env.step(int(np.flatnonzero(env.action_masks())[0]))
+    table = env.unwrapped._table
+    assert table.agent_selection == "player_2" and int(table._state.player[0]) == 2  # its flip was not played
+
+
+def test_a_batched_opponent_playing_an_illegal_flip_is_named_and_the_seats_kept():
+    batch = VersusBatch(2, num_players=2, ranks=3, seats=[0, 1], opponents=OutOfRangePolicy())
+    with pytest.raises(ValueError, match=r"opponent in seat 0 \(player_0\) of game 1, policy OutOfRangePolicy\(\)"):
+        batch.reset(seed=0)  # game 1's opponent moves first
+    assert not batch.state.done.any()  # game 0, waiting for its learner, is not left marked done
+    assert batch.state.player.tolist() == [0, 0]
 
 
 def test_win_loss_reward_matches_the_winners():

@@ -89,11 +89,11 @@ def test_same_as_dummy_vec_env_of_versus_envs(kwargs):
 
 
 def test_learner_rewards_add_up_to_its_points_and_margin():
-    venv = make_sb3_vec_env(4, num_players=2, ranks=4, seats=[0, 1, 0, 1], reward_mode="margin")
+    venv = make_sb3_vec_env(4, num_players=2, ranks=2, seats=[0, 1, 0, 1], reward_mode="margin")
     venv.seed(0)
     venv.reset()
     totals, rng, finished = np.zeros(4), np.random.default_rng(0), 0
-    while finished < 12:
+    while finished < 40:  # enough games that some opponent captures before its learner moves
         masks = np.stack(venv.env_method("action_masks"))
         _, rewards, dones, infos = venv.step(random_actions(rng, masks, 1))
         totals += rewards
