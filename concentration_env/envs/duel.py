@@ -8,8 +8,9 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
-from concentration_env.envs.multiplayer import RENDER_MODES, TableEnv, wrap
+from concentration_env.envs.aec_wrappers import wrap
 from concentration_env.envs.spaces import board_space
+from concentration_env.envs.table import RENDER_MODES, TableEnv
 from concentration_env.game import core
 from concentration_env.game import duel_rules as duel
 from concentration_env.game.rules import Rules

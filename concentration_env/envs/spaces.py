@@ -57,3 +57,26 @@ def parse_action(action: object, num_cards: int) -> int:
     if not 0 <= action < num_cards:
         raise ValueError(f"action {action} is out of range; valid flips are 0..{num_cards - 1}")
     return action
+
+
+def total_points(game: Game) -> int:
+    """Points to be won in a game: one per pair, ``joker_value`` for the joker pair."""
+    return int(game.pair_value[game.deck].sum()) // 2
+
+
+def scores_space(players: int, game: Game) -> spaces.Box:
+    """Every seat's points, the observer first."""
+    return spaces.Box(0, total_points(game), shape=(players,), dtype=np.int32)
+
+
+def table_observation_space(board: spaces.Dict, players: int, game: Game) -> spaces.Dict:
+    """The PettingZoo classic observation: the board (without its mask) plus rotated
+    scores under ``"observation"``, and the int8 ``"action_mask"``."""
+    fields = {key: space for key, space in board.spaces.items() if key != "action_mask"}
+    fields["scores"] = scores_space(players, game)
+    return spaces.Dict({"observation": spaces.Dict(fields), "action_mask": board["action_mask"]})
+
+
+# The attributes ``last()`` and ``step()`` read on every step. PettingZoo's wrappers find
+# them through ``__getattr__`` (a failed lookup, then a forwarding call, per wrapper), which
+# cost most of a wrapped step; the wrappers below forward them as properties instead.

@@ -7,9 +7,10 @@ from typing import Any, cast
 import gymnasium as gym
 import numpy as np
 
-from concentration_env.envs.multiplayer import RENDER_MODES, raw_env
+from concentration_env.envs.multiplayer import raw_env
 from concentration_env.envs.opponents import play_turns, resolve_policy
 from concentration_env.envs.policy_specs import DEFAULT_OPPONENT
+from concentration_env.envs.table import RENDER_MODES
 from concentration_env.game.policy import Policy
 from concentration_env.game.rules import Rules
 from concentration_env.game.seats import MAX_REDEALS, SEED_RANGE, agent_name, no_game_for_the_learner, seat_of

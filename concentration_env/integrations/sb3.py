@@ -19,11 +19,10 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-from concentration_env.envs.multiplayer import scores_space
 from concentration_env.envs.opponents import resolve_opponents
 from concentration_env.envs.policy_specs import DEFAULT_OPPONENT
 from concentration_env.envs.solitaire import MAX_EPISODE_STEPS
-from concentration_env.envs.spaces import board_space
+from concentration_env.envs.spaces import board_space, scores_space
 from concentration_env.game.batch import GameBatch, VersusBatch, check_num_envs
 from concentration_env.game.rules import FIELDS, Rules, resolve_rules
 from concentration_env.game.seats import agent_name, table_rules
