@@ -29,6 +29,13 @@ TIE_BREAKS = ("share", "first_capture", "highest_rank", "jokers")
 REWARD_MODES = ("pairs", "margin", "win_loss")
 MAX_RANKS = 13
 MAX_PACKS = 2
+# Upper bounds on sizes, so that every game compiles, plays and renders in about a second.
+# The match table grows with the square of the number of faces and a rendered frame with the
+# number of cards; seats are stored as int8 (``NONE`` = -1 is "nobody"), so 127 is the most
+# seats whose captures can be recorded.
+MAX_CARDS = 2048
+MAX_LAYOUT_SIDE = 256  # rows or columns of a layout: a frame of a 2048-card line would be 150k pixels long
+MAX_PLAYERS = 127
 
 # Layouts the reference texts name for the classic deck sizes; other sizes get the most
 # square rectangle that holds them.
@@ -49,7 +56,8 @@ class Rules:
     - ``packs``: 1 or 2 packs; with pictures, each picture appears ``2 * packs`` times.
     - ``jokers``: add two jokers per standard pack. Jokers pair only with jokers.
     - ``ranks``: use ranks ace..``ranks`` only (1-13), for shorter games.
-    - ``pairs``: number of distinct pictures (pictures deck only).
+    - ``pairs``: number of distinct pictures (pictures deck only); a deck holds at most
+      ``MAX_CARDS`` (2048) cards.
     - ``matching``: ``"rank_colour"`` (same rank and colour), ``"rank"`` (any suit),
       ``"zebra"`` (same rank, opposite colour) or ``"identical"`` (same rank and suit;
       needs two packs). Pictures always pair with their twin.
@@ -58,11 +66,11 @@ class Rules:
       and ends the turn, counted as an unsuccessful pair) or ``"raise"`` (``ValueError``).
     - ``max_mismatches``: ``None`` or the number of chips in solitaire; paying the last
       chip loses the game.
-    - ``layout``: ``None`` (automatic) or ``(rows, cols)``.
+    - ``layout``: ``None`` (automatic) or ``(rows, cols)``, each at most ``MAX_LAYOUT_SIDE`` (256).
     - ``backs``: ``"plain"`` or ``"checkerboard"`` (two packs with different, public backs
       dealt in a checkerboard pattern).
     - ``joker_value``: points for capturing the joker pair.
-    - ``num_players``: seats at the table (1 = solitaire).
+    - ``num_players``: seats at the table (1 = solitaire), at most ``MAX_PLAYERS`` (127).
     - ``tie_break``: ``"share"``, ``"first_capture"``, ``"highest_rank"`` or ``"jokers"``.
     - ``reward_mode``: ``"pairs"`` (points as they are captured), ``"margin"`` (the
       captor's points minus an equal share of them for every other seat, a zero-sum
@@ -107,10 +115,17 @@ class Rules:
         check_bool("rules: jokers", self.jokers)
         check_int("rules: ranks", self.ranks, 1, MAX_RANKS)
         check_int("rules: joker_value", self.joker_value, 1)
-        check_int("rules: num_players", self.num_players, 1)
+        check_int("rules: num_players", self.num_players, 1, MAX_PLAYERS)
         check_int("rules: max_mismatches", self.max_mismatches, 1, optional=True)
         if self.deck == "pictures":
-            check_int("rules: pairs", self.pairs, 1, allowed="an int >= 1 (number of distinct pictures)")
+            most = MAX_CARDS // (2 * self.packs)
+            check_int(
+                "rules: pairs",
+                self.pairs,
+                1,
+                most,
+                allowed=f"an int from 1 to {most} (distinct pictures; at most {MAX_CARDS} cards)",
+            )
             if self.jokers:
                 _fail("jokers", self.jokers, "False with deck='pictures'")
             if self.ranks != MAX_RANKS:
@@ -127,8 +142,12 @@ class Rules:
 
     def _validate_layout(self) -> None:
         layout, n = self.layout, self.num_cards
-        if not isinstance(layout, tuple) or len(layout) != 2 or not all(is_int(x) and x >= 1 for x in layout):
-            _fail("layout", layout, "None or (rows, cols) with positive ints")
+        if (
+            not isinstance(layout, tuple)
+            or len(layout) != 2
+            or not all(is_int(x) and 1 <= x <= MAX_LAYOUT_SIDE for x in layout)
+        ):
+            _fail("layout", layout, f"None or (rows, cols) with ints from 1 to {MAX_LAYOUT_SIDE}")
         rows, cols = layout
         if rows * cols < n or (rows - 1) * cols >= n:
             _fail(
