@@ -36,6 +36,10 @@ MAX_PACKS = 2
 MAX_CARDS = 2048
 MAX_LAYOUT_SIDE = 256  # rows or columns of a layout: a frame of a 2048-card line would be 150k pixels long
 MAX_PLAYERS = 127
+# Numbers the game counts in int32 (scores, pair values, misses): a game whose every pair is
+# worth the most points still scores below 2**31 (and exactly in float32, below 2**24 per pair).
+MAX_JOKER_VALUE = 1_000_000
+MAX_MISMATCHES = 2**31 - 1
 
 # Layouts the reference texts name for the classic deck sizes; other sizes get the most
 # square rectangle that holds them.
@@ -64,12 +68,12 @@ class Rules:
     - ``turn_policy``: ``"extra_turn"`` (a match earns another turn) or ``"one_flip"``.
     - ``illegal_action``: ``"end_turn"`` (a flip of a face-up or captured card is undone
       and ends the turn, counted as an unsuccessful pair) or ``"raise"`` (``ValueError``).
-    - ``max_mismatches``: ``None`` or the number of chips in solitaire; paying the last
-      chip loses the game.
+    - ``max_mismatches``: ``None`` or the number of chips in solitaire (at most
+      ``MAX_MISMATCHES``, 2**31 - 1); paying the last chip loses the game.
     - ``layout``: ``None`` (automatic) or ``(rows, cols)``, each at most ``MAX_LAYOUT_SIDE`` (256).
     - ``backs``: ``"plain"`` or ``"checkerboard"`` (two packs with different, public backs
       dealt in a checkerboard pattern).
-    - ``joker_value``: points for capturing the joker pair.
+    - ``joker_value``: points for capturing the joker pair, at most ``MAX_JOKER_VALUE`` (10**6).
     - ``num_players``: seats at the table (1 = solitaire), at most ``MAX_PLAYERS`` (127).
     - ``tie_break``: ``"share"``, ``"first_capture"``, ``"highest_rank"`` or ``"jokers"``.
     - ``reward_mode``: ``"pairs"`` (points as they are captured), ``"margin"`` (the
@@ -114,9 +118,9 @@ class Rules:
         check_int("rules: packs", self.packs, 1, MAX_PACKS, allowed=f"1 or {MAX_PACKS}")
         check_bool("rules: jokers", self.jokers)
         check_int("rules: ranks", self.ranks, 1, MAX_RANKS)
-        check_int("rules: joker_value", self.joker_value, 1)
+        check_int("rules: joker_value", self.joker_value, 1, MAX_JOKER_VALUE)
         check_int("rules: num_players", self.num_players, 1, MAX_PLAYERS)
-        check_int("rules: max_mismatches", self.max_mismatches, 1, optional=True)
+        check_int("rules: max_mismatches", self.max_mismatches, 1, MAX_MISMATCHES, optional=True)
         if self.deck == "pictures":
             most = MAX_CARDS // (2 * self.packs)
             check_int(

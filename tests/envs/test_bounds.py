@@ -5,7 +5,7 @@ import pytest
 
 import concentration_env  # noqa: F401  (registers the envs)
 from concentration_env.envs import multiplayer
-from concentration_env.game.rules import MAX_CARDS, MAX_LAYOUT_SIDE, MAX_PLAYERS
+from concentration_env.game.rules import MAX_CARDS, MAX_JOKER_VALUE, MAX_LAYOUT_SIDE, MAX_PLAYERS
 
 LARGEST = {"deck": "pictures", "pairs": MAX_CARDS // 2}
 
@@ -35,3 +35,10 @@ def test_the_largest_table_plays_and_renders():
 def test_tables_above_the_maximum_are_refused(make):
     with pytest.raises(ValueError, match="above the maximum"):
         make()
+
+
+def test_the_most_valuable_joker_pair_fits_the_scores_space():
+    env = gym.make("ConcentrationVs-v0", jokers=True, joker_value=MAX_JOKER_VALUE, packs=2)
+    observation, _ = env.reset(seed=0)
+    assert env.observation_space.contains(observation)
+    assert env.observation_space["scores"].high.max() == 2 * MAX_JOKER_VALUE + 52
