@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +21,8 @@ from concentration_env.game.cards import JOKERS_PER_PACK, SUITS, Card, picture_f
 from concentration_env.game.checks import check_bool, check_choice, check_int, fail, is_int
 
 PRESET_DIR = Path(__file__).resolve().parents[1] / "presets"
+# A preset's file name: lowercase words joined by "_", which is also what makes an env id of it.
+PRESET_NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
 
 DECKS = ("standard", "pictures")
 MATCHING = ("rank_colour", "rank", "zebra", "identical")
@@ -225,8 +229,19 @@ FIELDS = tuple(field.name for field in dataclasses.fields(Rules))
 
 
 def preset_names() -> tuple[str, ...]:
-    """The names of the shipped rule presets."""
-    return tuple(sorted(path.stem for path in PRESET_DIR.glob("*.yaml")))
+    """The names of the shipped rule presets: the YAML files of the preset folder whose
+    names are lowercase words joined by ``_``; any other YAML file there is skipped with a
+    warning (it could not name an env id)."""
+    names = []
+    for path in sorted(PRESET_DIR.glob("*.yaml")):
+        if PRESET_NAME.fullmatch(path.stem):
+            names.append(path.stem)
+        else:
+            warnings.warn(
+                f"{path}: skipped: a preset file name must be lowercase words joined by '_' (e.g. two_decks.yaml)",
+                stacklevel=2,
+            )
+    return tuple(names)
 
 
 def load_yaml_mapping(path: Path) -> dict:
