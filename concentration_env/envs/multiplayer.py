@@ -18,6 +18,7 @@ from pettingzoo.utils import wrappers
 
 from concentration_env.envs.spaces import Positions, board_space, parse_action
 from concentration_env.game import core, scoring
+from concentration_env.game.checks import check_seed
 from concentration_env.game.rules import Rules
 from concentration_env.game.seats import agent_name, check_observation_mode, seat_of, table_rules
 from concentration_env.render.frame import Table, render_tables
@@ -145,6 +146,7 @@ class TableEnv(AECEnv):
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new game. ``options={"first_player": seat or name}`` overrides who starts."""
+        seed = check_seed(seed)
         first = seat_of((options or {}).get("first_player", self.first_player), self.num_players)
         if seed is not None or self._rng is None:
             self._rng, _ = seeding.np_random(seed)

@@ -103,7 +103,7 @@ class Rules:
 
     def __post_init__(self) -> None:
         if isinstance(self.layout, list):
-            object.__setattr__(self, "layout", tuple(self.layout))
+            self._store("layout", tuple(self.layout))
         self._validate()
 
     # -- validation ------------------------------------------------------------------
@@ -118,22 +118,17 @@ class Rules:
             "reward_mode": REWARD_MODES,
         }
         for field, allowed in choices.items():
-            check_choice(f"rules: {field}", getattr(self, field), allowed)
-        check_int("rules: packs", self.packs, 1, MAX_PACKS, allowed=f"1 or {MAX_PACKS}")
+            self._store(field, str(check_choice(f"rules: {field}", getattr(self, field), allowed)))
+        self._check_int("packs", 1, MAX_PACKS, allowed=f"1 or {MAX_PACKS}")
         check_bool("rules: jokers", self.jokers)
-        check_int("rules: ranks", self.ranks, 1, MAX_RANKS)
-        check_int("rules: joker_value", self.joker_value, 1, MAX_JOKER_VALUE)
-        check_int("rules: num_players", self.num_players, 1, MAX_PLAYERS)
-        check_int("rules: max_mismatches", self.max_mismatches, 1, MAX_MISMATCHES, optional=True)
+        self._check_int("ranks", 1, MAX_RANKS)
+        self._check_int("joker_value", 1, MAX_JOKER_VALUE)
+        self._check_int("num_players", 1, MAX_PLAYERS)
+        self._check_int("max_mismatches", 1, MAX_MISMATCHES, optional=True)
         if self.deck == "pictures":
             most = MAX_CARDS // (2 * self.packs)
-            check_int(
-                "rules: pairs",
-                self.pairs,
-                1,
-                most,
-                allowed=f"an int from 1 to {most} (distinct pictures; at most {MAX_CARDS} cards)",
-            )
+            allowed = f"an int from 1 to {most} (distinct pictures; at most {MAX_CARDS} cards)"
+            self._check_int("pairs", 1, most, allowed=allowed)
             if self.jokers:
                 _fail("jokers", self.jokers, "False with deck='pictures'")
             if self.ranks != MAX_RANKS:
@@ -148,15 +143,23 @@ class Rules:
         if self.layout is not None:
             self._validate_layout()
 
+    def _store(self, field: str, value: Any) -> None:
+        object.__setattr__(self, field, value)  # the dataclass is frozen once built
+
+    def _check_int(self, field: str, minimum: int, maximum: int, **options: Any) -> None:
+        """Check an int field (NumPy integers too) and keep it as a plain int."""
+        self._store(field, check_int(f"rules: {field}", getattr(self, field), minimum, maximum, numpy=True, **options))
+
     def _validate_layout(self) -> None:
         layout, n = self.layout, self.num_cards
         if (
             not isinstance(layout, tuple)
             or len(layout) != 2
-            or not all(is_int(x) and 1 <= x <= MAX_LAYOUT_SIDE for x in layout)
+            or not all(is_int(x, numpy=True) and 1 <= x <= MAX_LAYOUT_SIDE for x in layout)
         ):
             _fail("layout", layout, f"None or (rows, cols) with ints from 1 to {MAX_LAYOUT_SIDE}")
-        rows, cols = layout
+        rows, cols = layout = (int(layout[0]), int(layout[1]))
+        self._store("layout", layout)
         if rows * cols < n or (rows - 1) * cols >= n:
             _fail(
                 "layout",
@@ -207,11 +210,7 @@ class Rules:
         """Build from a plain mapping, rejecting unknown keys by name."""
         if not isinstance(mapping, Mapping):
             raise ValueError(f"{source}: expected a mapping of rule fields, got {type(mapping).__name__}")
-        unknown = sorted(set(mapping) - set(FIELDS))
-        if unknown:
-            raise ValueError(
-                f"{source}: unknown rule field(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(FIELDS)}"
-            )
+        _reject_unknown_fields(mapping, source)
         try:
             return cls(**mapping)
         except ValueError as error:
@@ -226,6 +225,15 @@ class Rules:
 
 
 FIELDS = tuple(field.name for field in dataclasses.fields(Rules))
+
+
+def _reject_unknown_fields(mapping: Mapping, source: str) -> None:
+    """A ``ValueError`` naming every key that is not a rule field (keys of any type)."""
+    unknown = sorted((key for key in mapping if key not in FIELDS), key=repr)
+    if unknown:
+        raise ValueError(
+            f"{source}: unknown rule field(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(FIELDS)}"
+        )
 
 
 def preset_names() -> tuple[str, ...]:
@@ -264,9 +272,7 @@ def _preset_fields(name: str) -> dict:
         raise ValueError(f"invalid rules: unknown preset {name!r}; allowed: {', '.join(preset_names())}")
     path = PRESET_DIR / f"{name}.yaml"
     fields = load_yaml_mapping(path)
-    unknown = sorted(set(fields) - set(FIELDS))
-    if unknown:
-        raise ValueError(f"{path}: unknown rule field(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(FIELDS)}")
+    _reject_unknown_fields(fields, str(path))
     return fields
 
 
