@@ -9,6 +9,7 @@ core runs on. Named presets live as YAML files in ``configs/rules/``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 import warnings
@@ -252,15 +253,50 @@ def preset_names() -> tuple[str, ...]:
     return tuple(names)
 
 
-def load_yaml_mapping(path: Path) -> dict:
-    """Read a YAML file that must hold a mapping; errors name the file."""
+@functools.cache
+def _strict_loader() -> type:
+    """YAML's safe loader, refusing a mapping that gives one key twice (the plain loader
+    keeps the last silently). Built on first use: yaml is imported only when a file is read."""
+    import yaml
+
+    class StrictLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            if isinstance(node, yaml.MappingNode):
+                seen = set()
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue  # "<<: *base" may be overridden by the keys beside it
+                    key = self.construct_object(key_node, deep=True)
+                    try:
+                        duplicate = key in seen
+                    except TypeError:
+                        continue  # an unhashable key: the safe loader names it
+                    if duplicate:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"duplicate key {key!r}", key_node.start_mark
+                        )
+                    seen.add(key)
+            return super().construct_mapping(node, deep)
+
+    return StrictLoader
+
+
+def load_yaml_mapping(path: Path, *, allow_empty: bool = True) -> dict:
+    """Read a UTF-8 YAML file that must hold a mapping with no key given twice; an empty
+    file is an empty mapping unless ``allow_empty`` is False. Every error names the file."""
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_strict_loader())
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text: {error}") from None
     except yaml.YAMLError as error:
         raise ValueError(f"{path}: not valid YAML: {error}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not valid YAML: nested too deeply") from None
     if data is None:
+        if not allow_empty:
+            raise ValueError(f"{path}: empty; allowed: a mapping of keys to values ({{}} for none)")
         return {}
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping of keys to values, got {type(data).__name__}")
@@ -268,10 +304,12 @@ def load_yaml_mapping(path: Path) -> dict:
 
 
 def _preset_fields(name: str) -> dict:
-    if not isinstance(name, str) or not (PRESET_DIR / f"{name}.yaml").is_file():
-        raise ValueError(f"invalid rules: unknown preset {name!r}; allowed: {', '.join(preset_names())}")
+    # Only a name listed by preset_names: never a path, which could lead out of the folder.
+    names = preset_names()
+    if not isinstance(name, str) or name not in names:
+        raise ValueError(f"invalid rules: unknown preset {name!r}; allowed: {', '.join(names)}")
     path = PRESET_DIR / f"{name}.yaml"
-    fields = load_yaml_mapping(path)
+    fields = load_yaml_mapping(path, allow_empty=False)
     _reject_unknown_fields(fields, str(path))
     return fields
 
