@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import gymnasium as gym
 import pettingzoo
 
@@ -25,12 +27,24 @@ def preset_env_id(preset: str) -> str:
 
 def solitaire_env_ids() -> tuple[str, ...]:
     """Every solitaire id this package registers."""
-    return ("Concentration-v0",) + tuple(preset_env_id(name) for name in preset_names())
+    return tuple(_preset_specs())
 
 
 def _preset_specs() -> dict[str, dict]:
-    """Id -> keyword arguments for the base id and one id per preset."""
-    return {"Concentration-v0": {}} | {preset_env_id(p): {"rules": p} for p in preset_names()}
+    """Id -> keyword arguments for the base id and one id per preset. Of two presets whose
+    names make one id (``a_1`` and ``a1``), the first in sorted order gets it, with a warning."""
+    specs: dict[str, dict] = {"Concentration-v0": {}}
+    for preset in preset_names():
+        env_id = preset_env_id(preset)
+        if env_id in specs:
+            warnings.warn(
+                f"presets {specs[env_id]['rules']!r} and {preset!r} both make the env id {env_id!r}; "
+                f"it plays {specs[env_id]['rules']!r} (use rules={preset!r} with Concentration-v0 for the other)",
+                stacklevel=2,
+            )
+            continue
+        specs[env_id] = {"rules": preset}
+    return specs
 
 
 def pettingzoo_env_ids() -> tuple[str, ...]:

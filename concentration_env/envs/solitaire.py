@@ -9,6 +9,7 @@ import numpy as np
 
 from concentration_env.envs.spaces import board_space, parse_action
 from concentration_env.game import core
+from concentration_env.game.checks import check_seed
 from concentration_env.game.rules import Rules, resolve_rules
 from concentration_env.game.seats import check_observation_mode
 from concentration_env.game.state import read_snapshot
@@ -144,7 +145,7 @@ class ConcentrationEnv(gym.Env):
 
     # -- Gymnasium API ---------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         faces = core.deal(self.game, self.np_random)
         self._state = core.new_state(self.game, faces[None])
         self._over = False

@@ -16,7 +16,7 @@ from pettingzoo import AECEnv
 
 from concentration_env.envs.spaces import Positions, parse_action, table_observation_space
 from concentration_env.game import core, scoring
-from concentration_env.game.checks import check_int, fail
+from concentration_env.game.checks import check_int, check_seed, fail
 from concentration_env.game.seats import agent_name, check_observation_mode, seat_of
 from concentration_env.game.state import read_snapshot
 from concentration_env.render.frame import Table, render_tables
@@ -92,6 +92,7 @@ class TableEnv(AECEnv):
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new game. ``options={"first_player": seat or name}`` overrides who starts."""
+        seed = check_seed(seed)
         first = seat_of((options or {}).get("first_player", self.first_player), self.num_players)
         if seed is not None or self._rng is None:
             self._rng, _ = seeding.np_random(seed)

@@ -11,6 +11,7 @@ from concentration_env.envs.multiplayer import raw_env
 from concentration_env.envs.opponents import play_turns, resolve_policy
 from concentration_env.envs.policy_specs import DEFAULT_OPPONENT
 from concentration_env.envs.table import RENDER_MODES
+from concentration_env.game.checks import check_seed
 from concentration_env.game.policy import Policy
 from concentration_env.game.rules import Rules
 from concentration_env.game.seats import MAX_REDEALS, SEED_RANGE, agent_name, no_game_for_the_learner, seat_of
@@ -137,6 +138,7 @@ class VersusEnv(gym.Env):
 
     # -- Gymnasium API ---------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        seed = check_seed(seed)
         super().reset(seed=seed)
         self._table.reset(seed=seed, options=options)
         for attempt in range(MAX_REDEALS):

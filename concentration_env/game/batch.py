@@ -19,12 +19,12 @@ on the core without one Python env per game.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
 from concentration_env.game import core, scoring
-from concentration_env.game.checks import check_int, is_int
+from concentration_env.game.checks import check_int, check_seed, fail, is_int
 from concentration_env.game.policy import BatchPolicy
 from concentration_env.game.rules import Rules, resolve_rules
 from concentration_env.game.seats import (
@@ -46,8 +46,8 @@ def check_num_envs(num_envs: Any) -> int:
 def generator(seed: int | None = None) -> np.random.Generator:
     """A PCG64 generator from ``seed`` (fresh entropy for None): the construction of
     Gymnasium's ``seeding.np_random``, so a batch's games deal like single envs."""
-    seed = check_int("seed", seed, 0, optional=True, numpy=True)
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(None if seed is None else int(seed))))
+    seed = check_seed(seed)
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
 
 
 def reseed(seed: int | Sequence[int | None] | None, rngs: list) -> tuple[list[int | None], list]:
@@ -58,11 +58,14 @@ def reseed(seed: int | Sequence[int | None] | None, rngs: list) -> tuple[list[in
     if seed is None:
         seeds = [None] * len(rngs)
     elif is_int(seed, numpy=True):
-        seeds = [int(seed) + i for i in range(len(rngs))]
-    else:
-        seeds = list(cast(Sequence[int | None], seed))  # neither None nor an int: one seed per game
+        first = check_int("seed", seed, 0, numpy=True)
+        seeds = [first + i for i in range(len(rngs))]
+    elif isinstance(seed, (list, tuple, np.ndarray)):
+        seeds = [check_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
         if len(seeds) != len(rngs):
             raise ValueError(f"got {len(seeds)} seeds for num_envs={len(rngs)}; pass one per game or an int")
+    else:
+        fail("seed", seed, "None, an int >= 0, or a list of one seed (or None) per game")
     return seeds, [rng if s is None else generator(s) for s, rng in zip(seeds, rngs)]
 
 
@@ -134,6 +137,8 @@ class GameBatch:
 
     def deal(self, rows: np.ndarray) -> None:
         """Start new games in ``rows`` (indices), each shuffled by its own generator."""
+        if not len(rows):
+            return  # a reset mask of all False deals nothing
         fill_generators(self.rngs, rows)
         faces = np.stack([core.deal(self.game, self.rngs[i]) for i in rows])
         fresh = core.new_state(self.game, faces)
@@ -145,8 +150,6 @@ class GameBatch:
 
     def reset(self, seed: int | Sequence[int | None] | None = None, mask: np.ndarray | None = None) -> None:
         """Deal new games: all of them, or those where the bool ``mask`` is True."""
-        if seed is not None:
-            self.seed(seed)
         if mask is None:
             rows = np.arange(self.num_envs)
         else:
@@ -158,6 +161,8 @@ class GameBatch:
             if self.state is None and not mask.all():
                 raise RuntimeError("the first reset must deal every game; call reset() without a mask")
             rows = np.flatnonzero(mask)
+        if seed is not None:  # after the mask is checked, so a bad mask reseeds nothing
+            self.seed(seed)
         self.deal(rows)
 
     # -- playing ---------------------------------------------------------------------------
@@ -192,9 +197,7 @@ class GameBatch:
                 f"actions must have shape ({self.num_envs},): one flip position 0..{self.game.num_cards - 1} "
                 f"per game; got shape {array.shape}"
             )
-        if array.dtype.kind not in "iu":
-            raise TypeError(f"actions must be integer flip positions, got dtype {array.dtype}")
-        return array.astype(np.intp, copy=False)
+        return core.as_positions(self.game, array)
 
     def observe(self) -> dict[str, np.ndarray]:
         """The batched observation, each array (num_envs, num_cards)."""

@@ -103,6 +103,11 @@ def check_int(
     return number
 
 
+def check_seed(seed: Any, field: str = "seed") -> int | None:
+    """A reset seed: None or an int >= 0 (NumPy integers too), as a plain int."""
+    return check_int(field, seed, 0, optional=True, numpy=True)
+
+
 def check_number(
     field: str, value: Any, minimum: float | None = None, maximum: float | None = None, *, allowed: str | None = None
 ) -> float:

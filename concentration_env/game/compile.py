@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from concentration_env.game.cards import Card, cards_match
+from concentration_env.game.jit import CACHE
 from concentration_env.game.rules import Rules
 
 NONE = -1  # "no card" / "no seat" marker in position and player arrays
@@ -106,7 +107,7 @@ def deal(game: Game, rng: np.random.Generator) -> np.ndarray:
     return faces
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _unpack_game(table):
     """A ``Game.kernel_table`` as (match (F, F) bool, pair_value (F,) int32, params (NUM_PARAMS,) int64)."""
     num_faces = table[:_INT64_BYTES].view(np.int64)[0]

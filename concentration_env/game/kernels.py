@@ -10,6 +10,7 @@ from __future__ import annotations
 from numba import njit
 
 from concentration_env.game.compile import NONE, PARAM_MAX_MISMATCHES, PARAM_ONE_FLIP, PARAM_RAISE, _unpack_game
+from concentration_env.game.jit import CACHE
 from concentration_env.game.state import _unpack
 
 # The rules of a flip live once, in these numba kernels, written as loops over the games of
@@ -33,25 +34,25 @@ NUM_MARKS = len(MARKS)
 MARK_FACE_UP, MARK_REMOVED, MARK_LEGAL = range(NUM_MARKS)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _is_face_up(first, shown, b, i):
     """Card ``i`` of game ``b`` lies face up: flipped first this turn, or last turn's miss."""
     return (i == first[b]) | (i == shown[b, 0]) | (i == shown[b, 1])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _is_legal(removed, first, done, b, i):
     """Game ``b``'s player to move may flip card ``i``."""
     return (not done[b]) & (not removed[b, i]) & (i != first[b])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _illegal_to_raise(removed, first, done, b, a, params):
     """The flip ``a`` in game ``b`` is illegal and the rules say illegal flips raise."""
     return params[PARAM_RAISE] and not done[b] and not _is_legal(removed, first, done, b, a)
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _validate(removed, first, done, actions, params):
     """(status, game): the first out-of-range action, else the first illegal flip when
     illegal flips must raise, else (OK, -1). Nothing is changed."""
@@ -65,7 +66,7 @@ def _validate(removed, first, done, actions, params):
     return OK, -1
 
 
-@njit(cache=True, inline="always")  # inlined: a call per game would pay refcounting on 17 arrays
+@njit(cache=CACHE, inline="always")  # inlined: a call per game would pay refcounting on 17 arrays
 def _flip(
     b,
     a,
@@ -137,7 +138,7 @@ def _flip(
     return legal, second, matched, missed, gained, ended
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _step_games(
     faces,
     removed,
@@ -194,7 +195,7 @@ def _step_games(
         numbers[GAINED, b] = gained
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _observe_game(b, faces, removed, seen, first, shown, done, memory, cards, up, gone, mask):
     """Fill one game's observation rows: ``cards``, face up, removed and legal."""
     for i in range(faces.shape[1]):
@@ -206,7 +207,7 @@ def _observe_game(b, faces, removed, seen, first, shown, done, memory, cards, up
         mask[i] = _is_legal(removed, first, done, b, i)
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _observe_games(faces, removed, seen, first, shown, done, memory, cards, marks):
     """Fill ``cards`` and the ``marks`` planes (face up, removed, legal) of every game."""
     for b in range(faces.shape[0]):
@@ -226,7 +227,7 @@ def _observe_games(faces, removed, seen, first, shown, done, memory, cards, mark
         )
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _step_entry(buffer, table, actions, flags, numbers):
     """Validate, then step every game of a state buffer (one compiled call); returns
     ``_validate``'s verdict."""
@@ -259,7 +260,7 @@ def _step_entry(buffer, table, actions, flags, numbers):
     return status, index
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _step_observe_entry(buffer, table, actions, flags, numbers, memory, cards, marks):
     """``_step_entry`` followed by the observation, in one compiled call."""
     status, index = _step_entry(buffer, table, actions, flags, numbers)
@@ -268,14 +269,14 @@ def _step_observe_entry(buffer, table, actions, flags, numbers, memory, cards, m
     return status, index
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _observe_entry(buffer, memory, cards, marks):
     """Fill ``cards`` and the ``marks`` planes of every game of a state buffer."""
     faces, removed, seen, _, first, shown, _, _, _, _, _, done = _unpack(buffer)
     _observe_games(faces, removed, seen, first, shown, done, memory, cards, marks)
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _step_one_entry(buffer, table, action, memory, cards, marks):
     """The only game of a state buffer's batch flips ``action``, then its observation
     fills ``cards`` (n,) and ``marks`` (3, n). Returns (status, *Flip)."""
@@ -328,7 +329,7 @@ def _step_one_entry(buffer, table, action, memory, cards, marks):
     return status, mover, False, False, False, False, 0, False, turns[0], mismatches[0]
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _face_up_games(buffer, out):
     _, _, _, _, first, shown, _, _, _, _, _, _ = _unpack(buffer)
     for b in range(out.shape[0]):
@@ -336,7 +337,7 @@ def _face_up_games(buffer, out):
             out[b, i] = _is_face_up(first, shown, b, i)
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _legal_games(buffer, out):
     _, removed, _, _, first, _, _, _, _, _, _, done = _unpack(buffer)
     for b in range(out.shape[0]):

@@ -9,7 +9,10 @@ core runs on. Named presets live as YAML files in ``configs/rules/``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +22,8 @@ from concentration_env.game.cards import JOKERS_PER_PACK, SUITS, Card, picture_f
 from concentration_env.game.checks import check_bool, check_choice, check_int, fail, is_int
 
 PRESET_DIR = Path(__file__).resolve().parents[1] / "presets"
+# A preset's file name: lowercase words joined by "_", which is also what makes an env id of it.
+PRESET_NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
 
 DECKS = ("standard", "pictures")
 MATCHING = ("rank_colour", "rank", "zebra", "identical")
@@ -29,6 +34,17 @@ TIE_BREAKS = ("share", "first_capture", "highest_rank", "jokers")
 REWARD_MODES = ("pairs", "margin", "win_loss")
 MAX_RANKS = 13
 MAX_PACKS = 2
+# Upper bounds on sizes, so that every game compiles, plays and renders in about a second.
+# The match table grows with the square of the number of faces and a rendered frame with the
+# number of cards; seats are stored as int8 (``NONE`` = -1 is "nobody"), so 127 is the most
+# seats whose captures can be recorded.
+MAX_CARDS = 2048
+MAX_LAYOUT_SIDE = 256  # rows or columns of a layout: a frame of a 2048-card line would be 150k pixels long
+MAX_PLAYERS = 127
+# Numbers the game counts in int32 (scores, pair values, misses): a game whose every pair is
+# worth the most points still scores below 2**31 (and exactly in float32, below 2**24 per pair).
+MAX_JOKER_VALUE = 1_000_000
+MAX_MISMATCHES = 2**31 - 1
 
 # Layouts the reference texts name for the classic deck sizes; other sizes get the most
 # square rectangle that holds them.
@@ -49,20 +65,21 @@ class Rules:
     - ``packs``: 1 or 2 packs; with pictures, each picture appears ``2 * packs`` times.
     - ``jokers``: add two jokers per standard pack. Jokers pair only with jokers.
     - ``ranks``: use ranks ace..``ranks`` only (1-13), for shorter games.
-    - ``pairs``: number of distinct pictures (pictures deck only).
+    - ``pairs``: number of distinct pictures (pictures deck only); a deck holds at most
+      ``MAX_CARDS`` (2048) cards.
     - ``matching``: ``"rank_colour"`` (same rank and colour), ``"rank"`` (any suit),
       ``"zebra"`` (same rank, opposite colour) or ``"identical"`` (same rank and suit;
       needs two packs). Pictures always pair with their twin.
     - ``turn_policy``: ``"extra_turn"`` (a match earns another turn) or ``"one_flip"``.
     - ``illegal_action``: ``"end_turn"`` (a flip of a face-up or captured card is undone
       and ends the turn, counted as an unsuccessful pair) or ``"raise"`` (``ValueError``).
-    - ``max_mismatches``: ``None`` or the number of chips in solitaire; paying the last
-      chip loses the game.
-    - ``layout``: ``None`` (automatic) or ``(rows, cols)``.
+    - ``max_mismatches``: ``None`` or the number of chips in solitaire (at most
+      ``MAX_MISMATCHES``, 2**31 - 1); paying the last chip loses the game.
+    - ``layout``: ``None`` (automatic) or ``(rows, cols)``, each at most ``MAX_LAYOUT_SIDE`` (256).
     - ``backs``: ``"plain"`` or ``"checkerboard"`` (two packs with different, public backs
       dealt in a checkerboard pattern).
-    - ``joker_value``: points for capturing the joker pair.
-    - ``num_players``: seats at the table (1 = solitaire).
+    - ``joker_value``: points for capturing the joker pair, at most ``MAX_JOKER_VALUE`` (10**6).
+    - ``num_players``: seats at the table (1 = solitaire), at most ``MAX_PLAYERS`` (127).
     - ``tie_break``: ``"share"``, ``"first_capture"``, ``"highest_rank"`` or ``"jokers"``.
     - ``reward_mode``: ``"pairs"`` (points as they are captured), ``"margin"`` (the
       captor's points minus an equal share of them for every other seat, a zero-sum
@@ -87,7 +104,7 @@ class Rules:
 
     def __post_init__(self) -> None:
         if isinstance(self.layout, list):
-            object.__setattr__(self, "layout", tuple(self.layout))
+            self._store("layout", tuple(self.layout))
         self._validate()
 
     # -- validation ------------------------------------------------------------------
@@ -102,15 +119,17 @@ class Rules:
             "reward_mode": REWARD_MODES,
         }
         for field, allowed in choices.items():
-            check_choice(f"rules: {field}", getattr(self, field), allowed)
-        check_int("rules: packs", self.packs, 1, MAX_PACKS, allowed=f"1 or {MAX_PACKS}")
+            self._store(field, str(check_choice(f"rules: {field}", getattr(self, field), allowed)))
+        self._check_int("packs", 1, MAX_PACKS, allowed=f"1 or {MAX_PACKS}")
         check_bool("rules: jokers", self.jokers)
-        check_int("rules: ranks", self.ranks, 1, MAX_RANKS)
-        check_int("rules: joker_value", self.joker_value, 1)
-        check_int("rules: num_players", self.num_players, 1)
-        check_int("rules: max_mismatches", self.max_mismatches, 1, optional=True)
+        self._check_int("ranks", 1, MAX_RANKS)
+        self._check_int("joker_value", 1, MAX_JOKER_VALUE)
+        self._check_int("num_players", 1, MAX_PLAYERS)
+        self._check_int("max_mismatches", 1, MAX_MISMATCHES, optional=True)
         if self.deck == "pictures":
-            check_int("rules: pairs", self.pairs, 1, allowed="an int >= 1 (number of distinct pictures)")
+            most = MAX_CARDS // (2 * self.packs)
+            pairs_allowed = f"an int from 1 to {most} (distinct pictures; at most {MAX_CARDS} cards)"
+            self._check_int("pairs", 1, most, allowed=pairs_allowed)
             if self.jokers:
                 _fail("jokers", self.jokers, "False with deck='pictures'")
             if self.ranks != MAX_RANKS:
@@ -125,11 +144,23 @@ class Rules:
         if self.layout is not None:
             self._validate_layout()
 
+    def _store(self, field: str, value: Any) -> None:
+        object.__setattr__(self, field, value)  # the dataclass is frozen once built
+
+    def _check_int(self, field: str, minimum: int, maximum: int, **options: Any) -> None:
+        """Check an int field (NumPy integers too) and keep it as a plain int."""
+        self._store(field, check_int(f"rules: {field}", getattr(self, field), minimum, maximum, numpy=True, **options))
+
     def _validate_layout(self) -> None:
         layout, n = self.layout, self.num_cards
-        if not isinstance(layout, tuple) or len(layout) != 2 or not all(is_int(x) and x >= 1 for x in layout):
-            _fail("layout", layout, "None or (rows, cols) with positive ints")
-        rows, cols = layout
+        if (
+            not isinstance(layout, tuple)
+            or len(layout) != 2
+            or not all(is_int(x, numpy=True) and 1 <= x <= MAX_LAYOUT_SIDE for x in layout)
+        ):
+            _fail("layout", layout, f"None or (rows, cols) with ints from 1 to {MAX_LAYOUT_SIDE}")
+        rows, cols = layout = (int(layout[0]), int(layout[1]))
+        self._store("layout", layout)
         if rows * cols < n or (rows - 1) * cols >= n:
             _fail(
                 "layout",
@@ -182,11 +213,7 @@ class Rules:
         """Build from a plain mapping, rejecting unknown keys by name."""
         if not isinstance(mapping, Mapping):
             raise ValueError(f"{source}: expected a mapping of rule fields, got {type(mapping).__name__}")
-        unknown = sorted(set(mapping) - set(FIELDS))
-        if unknown:
-            raise ValueError(
-                f"{source}: unknown rule field(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(FIELDS)}"
-            )
+        _reject_unknown_fields(mapping, source)
         try:
             return cls(**mapping)
         except ValueError as error:
@@ -203,20 +230,75 @@ class Rules:
 FIELDS = tuple(field.name for field in dataclasses.fields(Rules))
 
 
+def _reject_unknown_fields(mapping: Mapping, source: str) -> None:
+    """A ``ValueError`` naming every key that is not a rule field (keys of any type)."""
+    unknown = sorted((key for key in mapping if key not in FIELDS), key=repr)
+    if unknown:
+        raise ValueError(
+            f"{source}: unknown rule field(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(FIELDS)}"
+        )
+
+
 def preset_names() -> tuple[str, ...]:
-    """The names of the shipped rule presets."""
-    return tuple(sorted(path.stem for path in PRESET_DIR.glob("*.yaml")))
+    """The names of the shipped rule presets: the YAML files of the preset folder whose
+    names are lowercase words joined by ``_``; any other YAML file there is skipped with a
+    warning (it could not name an env id)."""
+    names = []
+    for path in sorted(PRESET_DIR.glob("*.yaml")):
+        if PRESET_NAME.fullmatch(path.stem):
+            names.append(path.stem)
+        else:
+            warnings.warn(
+                f"{path}: skipped: a preset file name must be lowercase words joined by '_' (e.g. two_decks.yaml)",
+                stacklevel=2,
+            )
+    return tuple(names)
 
 
-def load_yaml_mapping(path: Path) -> dict:
-    """Read a YAML file that must hold a mapping; errors name the file."""
+@functools.cache
+def _strict_loader() -> type:
+    """YAML's safe loader, refusing a mapping that gives one key twice (the plain loader
+    keeps the last silently). Built on first use: yaml is imported only when a file is read."""
+    import yaml
+
+    class StrictLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            if isinstance(node, yaml.MappingNode):
+                seen = set()
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue  # "<<: *base" may be overridden by the keys beside it
+                    key = self.construct_object(key_node, deep=True)
+                    try:
+                        duplicate = key in seen
+                    except TypeError:
+                        continue  # an unhashable key: the safe loader names it
+                    if duplicate:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"duplicate key {key!r}", key_node.start_mark
+                        )
+                    seen.add(key)
+            return super().construct_mapping(node, deep)
+
+    return StrictLoader
+
+
+def load_yaml_mapping(path: Path, *, allow_empty: bool = True) -> dict:
+    """Read a UTF-8 YAML file that must hold a mapping with no key given twice; an empty
+    file is an empty mapping unless ``allow_empty`` is False. Every error names the file."""
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_strict_loader())
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text: {error}") from None
     except yaml.YAMLError as error:
         raise ValueError(f"{path}: not valid YAML: {error}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not valid YAML: nested too deeply") from None
     if data is None:
+        if not allow_empty:
+            raise ValueError(f"{path}: empty; allowed: a mapping of keys to values ({{}} for none)")
         return {}
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping of keys to values, got {type(data).__name__}")
@@ -224,13 +306,13 @@ def load_yaml_mapping(path: Path) -> dict:
 
 
 def _preset_fields(name: str) -> dict:
-    if not isinstance(name, str) or not (PRESET_DIR / f"{name}.yaml").is_file():
-        raise ValueError(f"invalid rules: unknown preset {name!r}; allowed: {', '.join(preset_names())}")
+    # Only a name listed by preset_names: never a path, which could lead out of the folder.
+    names = preset_names()
+    if not isinstance(name, str) or name not in names:
+        raise ValueError(f"invalid rules: unknown preset {name!r}; allowed: {', '.join(names)}")
     path = PRESET_DIR / f"{name}.yaml"
-    fields = load_yaml_mapping(path)
-    unknown = sorted(set(fields) - set(FIELDS))
-    if unknown:
-        raise ValueError(f"{path}: unknown rule field(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(FIELDS)}")
+    fields = load_yaml_mapping(path, allow_empty=False)
+    _reject_unknown_fields(fields, str(path))
     return fields
 
 

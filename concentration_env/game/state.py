@@ -15,6 +15,7 @@ from numba import njit
 
 from concentration_env.game.checks import fail
 from concentration_env.game.compile import _INT64_BYTES, FACE_DTYPE, NONE, Game
+from concentration_env.game.jit import CACHE
 
 
 @dataclass
@@ -98,7 +99,7 @@ def _state_nbytes(batch: int, num_cards: int, players: int) -> int:
     )
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _unpack(buffer):
     """The State fields (in ``STATE_FIELDS`` order) as views of a state buffer."""
     header = buffer[:_HEADER_BYTES].view(np.int64)

@@ -122,13 +122,18 @@ class IllegalFlipError(ValueError):
     """An illegal flip under ``illegal_action="raise"``."""
 
 
-def _as_positions(actions: np.ndarray) -> np.ndarray:
-    """Actions as a platform-int array; TypeError unless they are integers."""
+def as_positions(game: Game, actions: np.ndarray) -> np.ndarray:
+    """Actions as a platform-int array; TypeError unless they are integers, ValueError for
+    unsigned ones too large to convert (they would wrap to negative numbers)."""
     if type(actions) is np.ndarray and actions.dtype == np.intp:
         return actions  # the hot path: already what the kernels take
     actions = np.asarray(actions)
     if actions.dtype.kind not in "iu":
         raise TypeError(f"actions must be integer positions, got dtype {actions.dtype}")
+    if actions.dtype.kind == "u" and actions.dtype.itemsize >= np.dtype(np.intp).itemsize:
+        wide = np.flatnonzero(actions.ravel() > np.iinfo(np.intp).max)
+        if wide.size:
+            _raise_out_of_range(game, actions.ravel(), int(wide[0]))
     return actions.astype(np.intp, copy=False)
 
 
@@ -140,7 +145,7 @@ def _raise_out_of_range(game: Game, actions: np.ndarray, index: int) -> None:
 
 def check_actions(game: Game, actions: np.ndarray) -> np.ndarray:
     """Validate a (B,) array of positions; raise naming the first bad one."""
-    actions = _as_positions(actions)
+    actions = as_positions(game, actions)
     bad = (actions < 0) | (actions >= game.num_cards)
     if bad.any():
         _raise_out_of_range(game, actions, int(np.flatnonzero(bad)[0]))
@@ -162,7 +167,7 @@ def _raise_verdict(game: Game, state: State, actions: np.ndarray, status: int, i
 
 def _step_call(game: Game, state: State, actions, entry, *extra) -> Outcome:
     """Run a compiled batch step entry point over the state; raise on its verdict."""
-    actions = _as_positions(actions)
+    actions = as_positions(game, actions)
     batch = state.faces.shape[0]
     if actions.shape != (batch,):
         raise ValueError(f"actions must have shape ({batch},), one position per game; got {actions.shape}")
@@ -237,9 +242,15 @@ def _step_one_compiled():
     argument with fixed types (a State's buffer, a Game's table, an int, a bool and fresh
     arrays). The plain function when numba's JIT is disabled."""
     if not hasattr(_step_one_entry, "compile"):
-        return _step_one_entry
+        return _step_one_uncompiled
     _step_one_entry.compile(_STEP_ONE_SIGNATURE)
     return _step_one_entry.overloads[_STEP_ONE_SIGNATURE].entry_point  # type: ignore[attr-defined]  # set at run time, not in numba's class
+
+
+def _step_one_uncompiled(*args):
+    """``_step_one_entry`` run as plain Python, its numbers turned into Python scalars as the
+    compiled entry point returns them (NumPy scalars would reach the envs' infos)."""
+    return tuple(value.item() if isinstance(value, np.generic) else value for value in _step_one_entry(*args))
 
 
 _STEP_ONE_SIGNATURE = (
