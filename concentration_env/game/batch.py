@@ -58,7 +58,8 @@ def reseed(seed: int | Sequence[int | None] | None, rngs: list) -> tuple[list[in
     if seed is None:
         seeds = [None] * len(rngs)
     elif is_int(seed, numpy=True):
-        first = check_int("seed", seed, 0, numpy=True)
+        first = check_seed(seed)
+        assert first is not None  # an int, checked above
         seeds = [first + i for i in range(len(rngs))]
     elif isinstance(seed, (list, tuple, np.ndarray)):
         seeds = [check_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
