@@ -283,19 +283,35 @@ def _strict_loader() -> type:
     return StrictLoader
 
 
+MAX_YAML_DEPTH = 32  # nested mappings and lists a config may hold (ours use three)
+
+
+def _check_nesting(yaml: Any, text: str, path: Path) -> None:
+    """Refuse documents nested deeper than :data:`MAX_YAML_DEPTH`, from the parser's event
+    stream (read without recursion), before the recursive loader could overflow the stack."""
+    depth = 0
+    for event in yaml.parse(text):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise ValueError(f"{path}: not valid YAML: nested too deeply (more than {MAX_YAML_DEPTH} levels)")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
 def load_yaml_mapping(path: Path, *, allow_empty: bool = True) -> dict:
     """Read a UTF-8 YAML file that must hold a mapping with no key given twice; an empty
     file is an empty mapping unless ``allow_empty`` is False. Every error names the file."""
     import yaml
 
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_strict_loader())
+        text = path.read_text(encoding="utf-8")
+        _check_nesting(yaml, text, path)
+        data = yaml.load(text, Loader=_strict_loader())
     except UnicodeDecodeError as error:
         raise ValueError(f"{path}: not UTF-8 text: {error}") from None
     except yaml.YAMLError as error:
         raise ValueError(f"{path}: not valid YAML: {error}") from None
-    except RecursionError:
-        raise ValueError(f"{path}: not valid YAML: nested too deeply") from None
     if data is None:
         if not allow_empty:
             raise ValueError(f"{path}: empty; allowed: a mapping of keys to values ({{}} for none)")
