@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -66,9 +67,9 @@ class TrainConfig:
     eval_episodes: int = 100
     checkpoint_freq: int = 100_000
 
-    @property
+    @cached_property
     def resolved_rules(self) -> Rules:
-        """The rule set this config plays."""
+        """The rule set this config plays, resolved once (every layer reads this one)."""
         return rules_from_config(self.rules)
 
     @property
