@@ -20,6 +20,7 @@ from baselines import optimal
 from baselines.policies import BaselinePolicy, make_policy
 from concentration_env.game import core
 from concentration_env.game.rules import Rules
+from concentration_env.game.scoring import scores_seen_by
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 COMPACT_BELOW = 2  # drop finished games from the batch once fewer than 1 / this of it runs
@@ -125,6 +126,8 @@ def play_deals(
             for policy in policies:
                 policy.keep(running)
         observation = core.observe(game, state, memory=True)
+        if rules.num_players > 1:  # as the multi-player envs show it to the seat to move
+            observation["scores"] = scores_seen_by(state.scores, state.player)
         for seat, policy in enumerate(policies):
             chosen = policy.act_batch(observation)
             actions = np.where(state.player == seat, chosen, actions)

@@ -196,4 +196,11 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{path}: no such config file")
-    return config_from_mapping(apply_overrides(load_yaml_mapping(path), list(overrides)), source=str(path))
+    data = load_yaml_mapping(path)
+    for text in overrides:
+        keys, _ = parse_override(text)
+        if keys[0] == "rules" and len(keys) > 1 and isinstance(data.get("rules"), str):
+            # ``rules: toddler`` and ``rules.matching=...``: one field of the preset changes
+            data = {**data, "rules": {"preset": data["rules"]}}
+        data = apply_overrides(data, [text])
+    return config_from_mapping(data, source=str(path))
