@@ -35,6 +35,7 @@ from baselines.policies import make_policy
 from concentration_env.game import core
 from concentration_env.game.policy import is_stationary
 from concentration_env.game.rules import Rules
+from concentration_env.game.scoring import scores_seen_by
 from concentration_env.game.seats import turn_cap
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
@@ -156,6 +157,8 @@ def play_deals(
             for policy in policies:
                 policy.keep(running)
         observation = core.observe(game, state, memory=True)
+        if rules.num_players > 1:  # as the multi-player envs show it to the seat to move
+            observation["scores"] = scores_seen_by(state.scores, state.player)
         for seat, policy in enumerate(policies):
             chosen = policy.act_batch(observation)
             actions = np.where(state.player == seat, chosen, actions)

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from concentration_env.envs.opponents import resolve_policy
+from concentration_env.game.checks import check_int
 from concentration_env.game.rules import preset_names
-from concentration_env.play.gif import DEFAULT_GIF_FPS, record_gif
+from concentration_env.game.seats import SEED_RANGE
+from concentration_env.play.gif import DEFAULT_GIF_FPS, MAX_GIF_FPS, record_gif
 from concentration_env.play.terminal import build_rules
 from concentration_env.render.shapes import TABLE_SHAPES
 
@@ -30,15 +32,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-flips", type=int, default=None, help="stop after this many flips")
     parser.add_argument("--out", default="game.gif")
     args = parser.parse_args(argv)
+    out = Path(args.out)
     try:
+        check_int("--seed", args.seed, 0, SEED_RANGE - 1)
+        check_int("--fps", args.fps, 1, MAX_GIF_FPS)
+        if out.suffix.lower() != ".gif" or not out.parent.is_dir():
+            raise ValueError(f"--out {args.out!r}: expected a .gif file in an existing folder")
         rules = build_rules(args.rules, args.set, len(args.policies))
-        bots = [resolve_policy(spec, rules) for spec in args.policies]
+        result, frames = record_gif(
+            rules,
+            args.policies,
+            out,
+            seed=args.seed,
+            table_shape=args.table_shape,
+            fps=args.fps,
+            max_flips=args.max_flips,
+        )
     except ValueError as error:
         print(f"record.py: error: {error}", file=sys.stderr)
         return 2
-    result, frames = record_gif(
-        rules, bots, args.out, seed=args.seed, table_shape=args.table_shape, fps=args.fps, max_flips=args.max_flips
-    )
     print(f"wrote {args.out}: {frames} frames; {result.summary}")
     return 0
 

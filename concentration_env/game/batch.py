@@ -273,7 +273,6 @@ class VersusBatch:
         self.kind = np.array([next(k for k, known in enumerate(self.policies) if known is policy) for policy in chosen])
         for policy in self.policies:
             policy.reset_batch([None] * (self.num_envs * players))  # each row is reseeded when dealt
-        self.rotation = (self.seats[:, None] + np.arange(players)) % players  # the learner's seat first
         self.deal_rngs: list[np.random.Generator | None] = [None] * self.num_envs
         self.seat_rngs: list[np.random.Generator | None] = [None] * self.num_envs
         self.state: core.State | None = None
@@ -370,6 +369,7 @@ class VersusBatch:
                 games = np.flatnonzero(moving & (self.kind == kind))
                 if games.size:
                     seen = {key: value[games] for key, value in observation.items()}
+                    seen["scores"] = scoring.scores_seen_by(state.scores[games], state.player[games])
                     chosen = np.asarray(policy.act_rows(seen, games * self.rules.num_players + state.player[games]))
                     if chosen.shape != games.shape or chosen.dtype.kind not in "iu":
                         raise ValueError(
@@ -406,7 +406,7 @@ class VersusBatch:
         ``scores`` with its own seat first."""
         state = self.require_reset()
         observation = core.observe(self.game, state, self.memory)
-        observation["scores"] = np.take_along_axis(state.scores, self.rotation, axis=1)
+        observation["scores"] = scoring.scores_seen_by(state.scores, self.seats)
         return observation
 
     def action_masks(self) -> np.ndarray:

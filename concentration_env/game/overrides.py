@@ -22,13 +22,23 @@ def parse_override(text: str, form: str = "key=value", flag: str = "--set") -> t
     try:
         value = yaml.safe_load(raw) if raw else None
     except yaml.YAMLError as error:
-        raise ValueError(f"{flag} {text!r}: the value is not valid YAML ({error})") from None
+        raise ValueError(f"{flag} {text!r}: the value is not valid YAML ({yaml_problem(error)})") from None
     if isinstance(value, str):
         try:
             value = float(value)  # YAML 1.1 reads "2e6" as a string
         except ValueError:
             pass
     return key.split("."), value
+
+
+def yaml_problem(error: yaml.YAMLError) -> str:
+    """A YAML error on one line: what is wrong and at which column (PyYAML's own message
+    spans several lines, with the text and a caret)."""
+    problem = getattr(error, "problem", None)
+    mark = getattr(error, "problem_mark", None)
+    if problem is None:
+        return " ".join(str(error).split())
+    return f"{problem} at column {mark.column + 1}" if mark is not None else problem
 
 
 def apply_overrides(

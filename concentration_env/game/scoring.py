@@ -119,3 +119,11 @@ def session_winners(points: np.ndarray) -> np.ndarray:
     tied = totals == totals.max()
     record = head_to_head(points, tied)
     return best_seats(totals[None], record[None, :, None])[0]
+
+
+def scores_seen_by(scores: np.ndarray, seats: np.ndarray) -> np.ndarray:
+    """(B, P) points as seat ``seats[b]`` is shown them in the multi-player observations:
+    its own first, then the seats after it in turn order."""
+    players = scores.shape[1]
+    order = (np.asarray(seats)[:, None] + np.arange(players)) % players
+    return np.take_along_axis(scores, order, axis=1)

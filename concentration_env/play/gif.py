@@ -10,18 +10,21 @@ from pathlib import Path
 
 import numpy as np
 
+from concentration_env.envs.opponents import resolve_policy
+from concentration_env.game.checks import check_int
 from concentration_env.game.policy import Policy
 from concentration_env.game.rules import Rules
 from concentration_env.play.seated import Result, SeatedGame, play_out
 from concentration_env.render.window import RENDER_EXTRA
 
 DEFAULT_GIF_FPS = 2
+MAX_GIF_FPS = 100  # GIF frame times are whole hundredths of a second
 MS_PER_SECOND = 1000
 
 
 def record_gif(
     rules: Rules,
-    bots: Sequence[Policy],
+    bots: Sequence[Policy | str],
     path: str | Path,
     *,
     seed: int | None = None,
@@ -32,12 +35,16 @@ def record_gif(
 ) -> tuple[Result, int]:
     """Have ``bots`` (one per seat) play a game of ``rules`` and write it to ``path`` as a GIF
     with a frame for the deal and one after every flip. Returns the game's result and how
-    many frames the GIF holds."""
+    many frames the GIF holds. A bot may be given by name (a baseline name or a saved
+    model's file), as the command lines take them; ``ValueError`` for a bad one or a bad
+    ``fps``, before anything is played."""
+    check_int("fps", fps, 1, MAX_GIF_FPS)
+    players = [resolve_policy(str(bot), rules) if isinstance(bot, (str, Path)) else bot for bot in bots]
     match = SeatedGame(rules, "rgb_array", table_shape=table_shape, observation_mode=observation_mode, seed=seed)
-    for seat, bot in enumerate(bots):
-        bot.reset(seed=None if seed is None else seed + seat)
+    for seat, player in enumerate(players):
+        player.reset(seed=None if seed is None else seed + seat)
     frames = [match.render()]
-    result = play_out(match, bots, max_flips, on_flip=lambda _: frames.append(match.render()))
+    result = play_out(match, players, max_flips, on_flip=lambda _: frames.append(match.render()))
     match.close()
     save_gif(frames, path, fps)
     return result, len(frames)

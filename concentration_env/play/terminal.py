@@ -11,12 +11,13 @@
 Cards are named by row letter and column number ("B7"). The table is drawn again after every
 flip, with the turn's cards face up. Type ``help`` for the commands. Exit status: 0 when
 the game was played to the end, 1 when it was abandoned (``quit``, end of input, window
-closed), 2 for bad arguments.
+closed, output closed), 2 for bad arguments, 130 for Ctrl-C while it starts.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -28,9 +29,11 @@ from gymnasium.error import DependencyNotInstalled
 from concentration_env.envs.opponents import resolve_policy
 from concentration_env.envs.policy_specs import MODEL_SUFFIXES, is_model_path
 from concentration_env.envs.solitaire import ConcentrationEnv
+from concentration_env.game.checks import check_int, check_number
 from concentration_env.game.overrides import apply_overrides
 from concentration_env.game.policy import Policy
 from concentration_env.game.rules import FIELDS, Rules, preset_names
+from concentration_env.game.seats import SEED_RANGE
 from concentration_env.play.seated import PlayedFlip, SeatedGame
 from concentration_env.render.coordinates import coordinate, parse_coordinate
 from concentration_env.render.frame import position_at
@@ -42,7 +45,9 @@ QUIT_WORDS = ("quit", "exit", "q")
 HELP_WORDS = ("help", "h", "?")
 BOARD_WORDS = ("board", "b")
 BOT_DELAY_TTY = 0.8  # seconds a bot's flip stays on screen when a person is watching
-EXIT_FINISHED, EXIT_ABANDONED, EXIT_USAGE = 0, 1, 2
+EXIT_FINISHED, EXIT_ABANDONED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+MAX_DELAY_S = 60.0  # a longer pause after a bot's flip looks like a hang
+DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")
 HELP = (
     "Enter a card as its row letter and column number, e.g. A1 or b7 (case does not matter).\n"
     "Commands: 'board' shows the table again, 'help' shows this, 'quit' leaves the game."
@@ -275,17 +280,44 @@ def bot_name(spec: str) -> str:
     return Path(spec).stem if is_model_path(spec) else spec
 
 
+def check_display() -> None:
+    """``ValueError`` when a window cannot open: on Linux and the BSDs SDL needs an X11 or
+    Wayland display (or a driver named in ``SDL_VIDEODRIVER``); without one it waits forever."""
+    if sys.platform in ("win32", "darwin"):
+        return
+    if not any(os.environ.get(name) for name in DISPLAY_VARIABLES):
+        raise ValueError(
+            f"--window: there is no display ({', '.join(DISPLAY_VARIABLES)} are unset); play in the terminal "
+            "without --window, or set SDL_VIDEODRIVER to a video driver that works here"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    """Run ``concentration-play``; the exit status."""
+    try:
+        return play(parse_args(argv))
+    except BrokenPipeError:
+        # The reader of our output has gone (``| head``): leave without writing more, and
+        # point stdout at nothing so that the interpreter's final flush cannot fail either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ABANDONED
+
+
+def play(args: argparse.Namespace) -> int:
+    """One game as the parsed arguments describe it."""
     num_players = 1 + len(args.opponents)
     screen = None
     try:
         if not 0 <= args.seat < num_players:
             raise ValueError(f"--seat {args.seat}: allowed 0..{num_players - 1} with {len(args.opponents)} opponent(s)")
+        check_int("--seed", args.seed, 0, SEED_RANGE - 1, optional=True, allowed=f"an int from 0 to {SEED_RANGE - 1}")
+        if args.delay is not None:
+            check_number("--delay", args.delay, 0, MAX_DELAY_S)
         rules = build_rules(args.rules, args.set, num_players)
         bots = [resolve_policy(spec, rules) for spec in args.opponents]
         if args.window:
-            screen = Screen(ConcentrationEnv.metadata["render_fps"])
+            screen = Screen(ConcentrationEnv.metadata["render_fps"])  # needs pygame; opens on first show
+            check_display()
         match = SeatedGame(
             rules,
             "rgb_array" if args.window else "ansi",
@@ -293,14 +325,17 @@ def main(argv: list[str] | None = None) -> int:
             observation_mode=args.observation_mode,
             seed=args.seed,
         )
+        seed = (
+            args.seed if args.seed is not None else int(cast(int, np.random.SeedSequence().entropy) % SEED_RANGE)
+        )  # fresh entropy is one int
+        for seat, bot in enumerate(bots):
+            bot.reset(seed=seed + seat)
     except (ValueError, DependencyNotInstalled) as error:
         print(f"concentration-play: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    seed = (
-        args.seed if args.seed is not None else int(cast(int, np.random.SeedSequence().entropy) % 2**31)
-    )  # fresh entropy is one int
-    for seat, bot in enumerate(bots):
-        bot.reset(seed=seed + seat)
+    except KeyboardInterrupt:  # while loading bots or opening the window
+        print("concentration-play: interrupted while starting", file=sys.stderr)
+        return EXIT_INTERRUPTED
     names = [HUMAN if seat == args.seat else "" for seat in range(num_players)]
     for seat, spec in zip([s for s in range(num_players) if s != args.seat], args.opponents):
         names[seat] = f"player_{seat} ({bot_name(spec)})"

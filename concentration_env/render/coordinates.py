@@ -9,6 +9,7 @@ from __future__ import annotations
 import string
 
 LETTERS = string.ascii_uppercase
+MAX_TEXT = 64  # characters: far more than any table's coordinates need, with spaces around them
 
 
 def coordinate(position: int, cols: int) -> str:
@@ -36,6 +37,10 @@ def parse_coordinate(text: str, shape: tuple[int, int], num_cards: int) -> int:
     rows, cols = shape
     last = coordinate(num_cards - 1, cols)
     allowed = f"a row letter A..{row_label(rows - 1)} then a column number 1..{cols} (A1 to {last})"
+    if len(text) > MAX_TEXT:  # the letters' arithmetic below grows quadratically with their number
+        raise ValueError(
+            f"{text[:MAX_TEXT]!r}... ({len(text)} characters) is not a card coordinate; expected {allowed}"
+        )
     cleaned = "".join(text.split()).upper()
     letters = cleaned.rstrip(string.digits)
     digits = cleaned[len(letters) :]

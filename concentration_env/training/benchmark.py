@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -60,6 +61,8 @@ def _fail(source: str, key: str, why: str) -> NoReturn:
 def load_benchmark_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Read and validate a benchmark config; errors name the file and the key."""
     source = str(path)
+    if not Path(path).is_file():
+        raise ValueError(f"{source}: no such benchmark config file")
     data = {**load_yaml_mapping(Path(path)), **(overrides or {})}
     unknown = sorted(set(data) - set(TOP_KEYS))
     if unknown:
@@ -103,7 +106,40 @@ def load_benchmark_config(path: str | Path, overrides: Mapping[str, Any] | None 
             for model in entry.get("models", []):
                 if not Path(model).exists():
                     _fail(source, f"{where}.models", f"no model at {model}")
+            if section == "duel" and not entry.get("models"):
+                _fail(
+                    source, f"{where}.models", "a duel entry needs at least one model (its rows are model vs opponent)"
+                )
+            _check_baselines(source, where, keys[2], entry.get(keys[2], []), rules)
+    _check_output(source, config["output"])
     return config
+
+
+def _check_baselines(source: str, where: str, key: str, names: list[str], rules) -> None:
+    """Every baseline name is known, and the DP can solve the rules when ``optimal`` plays."""
+    from baselines.optimal import check_solvable
+    from baselines.policies import POLICIES
+
+    for name in names:
+        if name not in POLICIES:
+            _fail(source, f"{where}.{key}", f"unknown baseline {name!r}; allowed: {', '.join(sorted(POLICIES))}")
+        if name == "optimal":
+            try:
+                check_solvable(rules, rules.num_players)
+            except ValueError as error:
+                _fail(source, f"{where}.{key}", f"'optimal' cannot play these rules: {error}")
+
+
+def _check_output(source: str, output: Any) -> None:
+    """The output folder: a path that is, or can become, a writable folder."""
+    if not isinstance(output, str) or not output:
+        _fail(source, "output", f"expected a folder path, got {output!r}")
+    path = Path(output)
+    if path.exists() and not path.is_dir():
+        _fail(source, "output", f"{output!r} is not a folder")
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not os.access(existing, os.W_OK | os.X_OK):
+        _fail(source, "output", f"{str(existing)!r} is not writable")
 
 
 def _rules_label(rules) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -28,14 +29,27 @@ def train_main(argv: list[str] | None = None) -> int:
 
     try:
         config = load_config(args.config, args.set)
+        if args.run_dir is not None:
+            check_run_dir(Path(args.run_dir))
+        from concentration_env.training.run import train
+
+        # Opponents' model files are loaded when the envs are built: a bad one is a ValueError.
+        run_dir = train(config, Path(args.config).stem, args.run_dir, progress_bar=not args.no_progress)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    from concentration_env.training.run import train
-
-    run_dir = train(config, Path(args.config).stem, args.run_dir, progress_bar=not args.no_progress)
     print(f"run folder: {run_dir}")
     return 0
+
+
+def check_run_dir(path: Path) -> None:
+    """``ValueError`` unless ``path`` can become the run folder: a folder, or a new one in a
+    writable folder."""
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"--run-dir {str(path)!r}: not a folder")
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"--run-dir {str(path)!r}: {str(existing)!r} is not writable")
 
 
 def benchmark_main(argv: list[str] | None = None) -> int:

@@ -9,6 +9,7 @@ validation, so they are checked the same way. No torch here: loading a config is
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from concentration_env.envs.policy_specs import check_policy_name
-from concentration_env.game.checks import check_choice, check_int
+from concentration_env.game.checks import check_choice, check_int, check_number, fail
 from concentration_env.game.overrides import apply_overrides
 from concentration_env.game.overrides import parse_override as parse_override  # re-exported
 from concentration_env.game.rules import Rules, load_yaml_mapping, resolve_rules
@@ -126,6 +127,70 @@ def _opponents(value: Any) -> tuple:
     return tuple(check_policy_name(name) for name in names)
 
 
+MAX_SEED = 2**32 - 1  # SB3 and torch seed NumPy's legacy generator, which takes 32 bits
+
+
+def _positive(key: str) -> Callable[[Any], float]:
+    return lambda value: _finite(key, value, minimum=0.0, above=True)
+
+
+def _fraction(key: str) -> Callable[[Any], float]:
+    """A check of a number in (0, 1], as discount factors are."""
+    return lambda value: _finite(key, value, minimum=0.0, above=True, maximum=1.0)
+
+
+def _finite(key: str, value: Any, minimum: float, above: bool = False, maximum: float | None = None) -> float:
+    allowed = f"a number {'>' if above else '>='} {minimum}" + (f" and <= {maximum}" if maximum is not None else "")
+    number = check_number(key, value, minimum, maximum, allowed=allowed)
+    if not math.isfinite(number) or (above and number <= minimum):
+        fail(key, value, allowed)
+    return number
+
+
+def _non_negative(name: str) -> Callable[[Any], float]:
+    return lambda value: _finite(name, value, 0.0)
+
+
+# Values of the learners' arguments that YAML can give, checked here rather than deep in
+# the first update of a run.
+HYPERPARAMETER_CHECKS: dict[str, Callable[[Any], Any]] = {
+    **{name: _count(name) for name in ("n_steps", "batch_size", "n_epochs", "buffer_size", "train_freq")},
+    **{name: _count(name) for name in ("gradient_steps", "target_update_interval")},
+    "learning_starts": _count("learning_starts", minimum=0),
+    "learning_rate": _positive("learning_rate"),
+    "clip_range": _positive("clip_range"),
+    "max_grad_norm": _positive("max_grad_norm"),
+    "gamma": _fraction("gamma"),
+    "gae_lambda": _fraction("gae_lambda"),
+    **{name: _non_negative(name) for name in ("ent_coef", "vf_coef")},
+}
+
+
+def _hyperparameters(value: Any) -> dict:
+    values = _mapping(value)
+    return {name: HYPERPARAMETER_CHECKS.get(name, lambda v: v)(v) for name, v in values.items()}
+
+
+def _policy_kwargs(value: Any) -> dict:
+    values = _mapping(value)
+    if "net_arch" in values:
+        _check_net_arch(values["net_arch"])
+    return values
+
+
+def _check_net_arch(value: Any) -> None:
+    """SB3's ``net_arch``: a list of layer widths, or a mapping of such lists per head."""
+    allowed = "a list of layer widths (ints >= 1), or a mapping of such lists (pi, vf, qf)"
+    layers = value.values() if isinstance(value, Mapping) else [value]
+    if isinstance(value, Mapping) and (not value or not set(value) <= {"pi", "vf", "qf"}):
+        fail("net_arch", value, allowed)
+    for widths in layers:
+        if not isinstance(widths, list):
+            fail("net_arch", value, allowed)
+        for width in widths:
+            check_int("net_arch", width, 1, allowed=allowed)
+
+
 CHECKS: dict[str, Callable[[Any], Any]] = {
     "algo": _choice("algo", ALGOS),
     "rules": lambda v: (rules_from_config(v), v)[1],
@@ -135,9 +200,9 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "num_envs": _count("num_envs"),
     "vec_env": _choice("vec_env", VEC_ENVS),
     "total_timesteps": _count("total_timesteps"),
-    "seed": _count("seed", minimum=0),
-    "policy_kwargs": _mapping,
-    "hyperparameters": _mapping,
+    "seed": lambda value: check_int("seed", value, 0, MAX_SEED, whole_floats=True),
+    "policy_kwargs": _policy_kwargs,
+    "hyperparameters": _hyperparameters,
     "opponents": _opponents,
     "eval_freq": _count("eval_freq"),
     "eval_episodes": _count("eval_episodes"),
@@ -175,6 +240,12 @@ def _check_combination(config: TrainConfig, source: str) -> None:
         raise ValueError(f"{source}: key 'network': 'per_card' is implemented for algo: maskable_ppo")
     if config.algo == "recurrent_ppo" and config.resolved_rules.num_players != 1:
         raise ValueError(f"{source}: key 'algo': recurrent_ppo trains solitaire (rules with num_players: 1)")
+    if not config.masked and config.resolved_rules.illegal_action == "raise":
+        raise ValueError(
+            f"{source}: key 'algo': {config.algo!r} flips without the action mask, and rules with "
+            "illegal_action: raise would stop the run at its first illegal flip; use illegal_action: end_turn "
+            f"or a masked algo ({', '.join(MASKED_ALGOS)})"
+        )
     if config.algo == "recurrent_ppo" and config.vec_env == "subproc":
         raise ValueError(f"{source}: key 'vec_env': recurrent_ppo steps games in-process; use dummy or native")
 
@@ -197,4 +268,11 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{path}: no such config file")
-    return config_from_mapping(apply_overrides(load_yaml_mapping(path), list(overrides)), source=str(path))
+    data = load_yaml_mapping(path)
+    for text in overrides:
+        keys, _ = parse_override(text)
+        if keys[0] == "rules" and len(keys) > 1 and isinstance(data.get("rules"), str):
+            # ``rules: toddler`` and ``rules.matching=...``: one field of the preset changes
+            data = {**data, "rules": {"preset": data["rules"]}}
+        data = apply_overrides(data, [text])
+    return config_from_mapping(data, source=str(path))

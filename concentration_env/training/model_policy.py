@@ -91,7 +91,7 @@ class ModelPolicy:
 
     def act(self, observation: Mapping[str, Any], action_mask: np.ndarray) -> int:
         """The model's flip for one game's observation."""
-        batch = {key: np.asarray(observation[key])[None] for key in BOARD_KEYS if key != "action_mask"}
+        batch = {key: np.asarray(value)[None] for key, value in observation.items() if key != "action_mask"}
         batch["action_mask"] = np.asarray(action_mask, dtype=np.int8)[None]
         return int(self.act_batch(batch)[0])
 
@@ -136,7 +136,13 @@ class ModelPolicy:
         if self.config.features == "card_features":
             model_obs: Any = card_features(self.game, board)
         else:
-            model_obs = {key: board[key] for key in self._model.observation_space.spaces}
+            model_obs = {key: board.get(key, observations.get(key)) for key in self._model.observation_space.spaces}
+            missing = sorted(key for key, value in model_obs.items() if value is None)
+            if missing:
+                raise ValueError(
+                    f"model {self.name!r} observes {', '.join(missing)}, which these observations lack "
+                    f"(they have {', '.join(observations)})"
+                )
         kwargs = {"action_masks": board["action_mask"].astype(bool)} if self.config.masked else {}
         actions, _ = self._model.predict(model_obs, deterministic=True, **kwargs)
         return np.asarray(actions, dtype=np.int64).reshape(-1)

@@ -119,11 +119,57 @@ def test_quit_command():
         (["--set", "layout=[4,"], "not valid YAML"),
         (["--opponents", "nowhere/model.zip"], "no saved model at 'nowhere/model.zip'"),
         (["--seat", "1"], "--seat 1: allowed 0..0"),
+        (["--seed", "-1"], "invalid --seed=-1: below the minimum 0"),
+        (["--seed", str(2**40)], "invalid --seed=1099511627776: above the maximum"),
+        (["--delay", "-1"], "invalid --delay=-1.0: below the minimum 0"),
+        (["--delay", "nan"], "invalid --delay=nan: not a number"),
+        (["--delay", "inf"], "invalid --delay=inf: above the maximum"),
+        (["--set", "max_mismatches=2**63"], "max_mismatches"),
     ],
 )
 def test_bad_arguments_get_one_clear_error(args, message, capsys):
     assert main(args) == EXIT_USAGE
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+
+
+def test_window_without_a_display_says_so(monkeypatch, capsys):
+    pytest.importorskip("pygame", reason="the render extra (pygame) is not installed")
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert main(["--window"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "--window: there is no display" in err and err.count("\n") == 1
+
+
+def test_ctrl_c_while_starting_is_one_line(monkeypatch, capsys):
+    def interrupted(spec, rules):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("concentration_env.play.terminal.resolve_policy", interrupted)
+    assert main(["--opponents", "greedy"]) == 130
+    assert capsys.readouterr().err == "concentration-play: interrupted while starting\n"
+
+
+def test_a_closed_output_pipe_ends_the_game_quietly():
+    reader = subprocess.Popen(["head", "-c", "1"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    game = subprocess.run(
+        PLAY + ["--rules", "toddler"],
+        input=b"A1\n" * 2000,
+        stdout=reader.stdin,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        timeout=WAIT_S,
+    )
+    reader.stdin.close()
+    reader.wait(timeout=WAIT_S)
+    assert game.returncode == EXIT_ABANDONED and game.stderr == b""
+
+
+def test_an_overlong_coordinate_is_refused_before_it_is_read():
+    with pytest.raises(ValueError, match=r"\(200000 characters\) is not a card coordinate; expected a row letter"):
+        parse_coordinate("A" * 200_000, (4, 13), 52)
 
 
 def test_window_without_pygame_names_the_extra(monkeypatch, capsys):

@@ -54,6 +54,15 @@ def test_benchmark_writes_table_json_and_chart(tiny_run, tmp_path, capsys):
         ("solitaire:\n  - rules: {num_players: 2}\n", "solitaire[0].rules"),
         ("solitaire:\n  - rules: toddler\n    models: [no/such/model]\n", "solitaire[0].models"),
         ("duel:\n  - rules: standard\n", "duel[0].rules"),
+        ("solitaire:\n  - rules: toddler\n    baselines: [grumpy]\n", "solitaire[0].baselines"),
+        ("duel:\n  - rules: {num_players: 2}\n    opponents: [greedy]\n", "duel[0].models"),
+        (
+            "duel:\n  - rules: {num_players: 2, matching: rank}\n    models: [" + __file__ + "]\n"
+            "    opponents: [optimal]\n",
+            "duel[0].opponents",
+        ),
+        ("output: [1]\n", "output"),
+        ("output: " + __file__ + "\n", "output"),
     ],
 )
 def test_bad_benchmark_configs_name_the_key(tmp_path, text, key):
@@ -67,3 +76,11 @@ def test_bad_benchmark_configs_name_the_key(tmp_path, text, key):
 def test_headline_config_is_valid():
     config = load_benchmark_config(Path("configs/benchmark/headline.yaml"))
     assert config["games"] >= 1000
+
+
+def test_benchmark_cli_refuses_a_missing_config_in_one_line(capsys):
+    from concentration_env.training.benchmark import main
+
+    assert main(["--config", "no/such.yaml"]) == 2
+    err = capsys.readouterr().err
+    assert "no/such.yaml: no such benchmark config file" in err and err.count("\n") == 1

@@ -72,6 +72,16 @@ def test_overrides_are_parsed_and_validated(tmp_path):
     assert apply_overrides({"a": 1}, ["b.c=x"]) == {"a": 1, "b": {"c": "x"}}
 
 
+def test_rule_field_overrides_change_the_preset_they_are_given(tmp_path):
+    toddler = load_config(write(tmp_path, "rules: toddler\n"), ["rules.matching=zebra"]).resolved_rules
+    assert (toddler.ranks, toddler.matching) == (5, "zebra")
+    path = write(tmp_path, "rules: {ranks: 3}\n")
+    again = load_config(path, ["rules=toddler", "rules.num_players=2"]).resolved_rules
+    assert (again.ranks, again.matching, again.num_players) == (5, "rank", 2)
+    with pytest.raises(ValueError, match="key 'rules'.*matching"):
+        load_config(path, ["rules=toddler", "rules.matching=bogus"])
+
+
 def test_keys_are_documented_in_the_dataclass():
     from concentration_env.training.config import TrainConfig
 

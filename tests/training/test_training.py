@@ -199,3 +199,23 @@ def torch_equal(a, b):
     import torch
 
     return bool(torch.equal(a, b))
+
+
+def test_a_raw_two_player_model_trains_evaluates_and_plays_the_opponent(tmp_path):
+    import gymnasium as gym
+
+    from concentration_env.integrations.sb3 import make_sb3_vec_env
+
+    raw = ["features=raw", "network=mlp", "policy_kwargs={}"]
+    config = load_config(CONFIGS / "duel2p_ppo.yaml", SMALL["duel2p_ppo"] + QUICK + raw)
+    run_dir = train(config, "raw2p", tmp_path / "run", progress_bar=False)  # evaluates during training
+    assert read_eval_csv(run_dir / "eval.csv")["games"].min() >= 2
+    rules, model = config.resolved_rules, str(run_dir / "final_model.zip")
+    result = play(rules, [ModelPolicy(run_dir), make_policy("greedy", rules)], games=4, seed=0, max_turns=MAX_TURNS)
+    assert (result.turns > 0).all()
+    # Seated second, the learner's env plays the model's opening turns in reset.
+    single = gym.make("ConcentrationVs-v0", rules=rules, seat=1, opponents=model, max_episode_steps=40)
+    observation, _ = single.reset(seed=0)
+    batched = make_sb3_vec_env(2, rules=rules, seats=[1, 1], opponents=model, max_episode_steps=40)
+    batched.seed(0)
+    assert (batched.reset()["cards"] > 0).any(axis=1).all() and (observation["cards"] > 0).any()
