@@ -120,6 +120,8 @@ def test_quit_command():
         (["--opponents", "nowhere/model.zip"], "no saved model at 'nowhere/model.zip'"),
         (["--seat", "1"], "--seat 1: allowed 0..0"),
         (["--seed", "-1"], "invalid --seed=-1: below the minimum 0"),
+        (["--set", f"max_mismatches={2**63}"], "max_mismatches=9223372036854775808: above the maximum"),
+        (["--set", "pairs=1000000", "--set", "deck=pictures"], "pairs=1000000: above the maximum"),
         (["--seed", str(2**40)], "invalid --seed=1099511627776: above the maximum"),
         (["--delay", "-1"], "invalid --delay=-1.0: below the minimum 0"),
         (["--delay", "nan"], "invalid --delay=nan: not a number"),
