@@ -1,4 +1,4 @@
-"""Draw the README's picture of a table: a seeded game between bots, stopped just after a
+"""Draw the picture of a table on docs/rendering.md: a seeded game between bots, stopped just after a
 missed pair so that two cards lie face up.
 
     python scripts/render_docs.py            # writes docs/board.png

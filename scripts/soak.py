@@ -6,7 +6,7 @@ the first round can be compared with memory after the last (it must not grow). H
 through every phase the env is pickled and unpickled, and the copy must continue flip for
 flip as the original does (same random flips, same observations, rewards and ends); a copy
 that cannot be made or that drifts is reported by phase, and the run then fails. Not part
-of the test suite: run it by hand and copy its summary into the README.
+of the test suite: run it by hand and copy its summary into docs/reliability.md.
 
     python scripts/soak.py                 # default budget: >= 1,000,000 flips
     python scripts/soak.py --rounds 2 --json soak.json
