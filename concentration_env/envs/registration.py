@@ -14,6 +14,7 @@ SOLITAIRE_ENTRY_POINT = "concentration_env.envs.solitaire:ConcentrationEnv"
 VECTOR_ENTRY_POINT = "concentration_env.envs.vector:ConcentrationVectorEnv"
 VERSUS_ID = "ConcentrationVs-v0"
 VERSUS_ENTRY_POINT = "concentration_env.envs.versus:VersusEnv"
+VERSUS_VECTOR_ENTRY_POINT = "concentration_env.envs.versus_vector:VersusVectorEnv"
 PETTINGZOO_NAMESPACE = "concentration"
 MULTIPLAYER_ENTRY_POINT = "concentration_env.concentration_v0:env"
 DUEL_ID = f"{PETTINGZOO_NAMESPACE}/Duel-v0"
@@ -53,8 +54,8 @@ def pettingzoo_env_ids() -> tuple[str, ...]:
 
 
 def register_envs() -> None:
-    """Register every Gymnasium and PettingZoo id (the solitaire ids with the native vector
-    env for ``gym.make_vec``); safe to call again."""
+    """Register every Gymnasium and PettingZoo id (the solitaire ids and ``ConcentrationVs-v0``
+    with their native vector envs for ``gym.make_vec``); safe to call again."""
     for env_id, kwargs in _preset_specs().items():
         if env_id not in gym.registry:
             gym.register(
@@ -70,4 +71,9 @@ def register_envs() -> None:
     if DUEL_ID not in pettingzoo.aec_registry:
         pettingzoo.register("aec", DUEL_ID, DUEL_ENTRY_POINT)
     if VERSUS_ID not in gym.registry:
-        gym.register(id=VERSUS_ID, entry_point=VERSUS_ENTRY_POINT, max_episode_steps=MAX_EPISODE_STEPS)
+        gym.register(
+            id=VERSUS_ID,
+            entry_point=VERSUS_ENTRY_POINT,
+            vector_entry_point=VERSUS_VECTOR_ENTRY_POINT,
+            max_episode_steps=MAX_EPISODE_STEPS,
+        )

@@ -100,6 +100,38 @@ def step_running(game: core.Game, state: core.State, actions: np.ndarray, sit_ou
         state.done &= ~sit_out
 
 
+def rows_to_reset(mask: Any, num_envs: int, started: bool) -> np.ndarray:
+    """The games a reset deals: all of them, or those where the bool ``mask`` is True (only
+    once every game has been ``started``)."""
+    if mask is None:
+        return np.arange(num_envs)
+    mask = np.asarray(mask)
+    if mask.shape != (num_envs,) or mask.dtype != np.bool_:
+        raise ValueError(f"reset mask must be a bool array of shape ({num_envs},); got {mask.dtype} {mask.shape}")
+    if not started and not mask.all():
+        raise RuntimeError("the first reset must deal every game; call reset() without a mask")
+    return np.flatnonzero(mask)
+
+
+def step_some(game: core.Game, state: core.State, actions: np.ndarray, skip: np.ndarray | None) -> core.Outcome:
+    """``core.step`` with the games where ``skip`` is True (if any) sitting it out, their
+    actions ignored as Gymnasium ignores those of games it resets."""
+    if skip is None or not skip.any():
+        return core.step(game, state, actions)
+    return step_running(game, state, np.where(skip, 0, actions), skip)
+
+
+def batch_actions(game: core.Game, actions: Any, num_envs: int) -> np.ndarray:
+    """One integer position per game, as an array; a clear error otherwise."""
+    array = np.asarray(actions)
+    if array.shape != (num_envs,):
+        raise ValueError(
+            f"actions must have shape ({num_envs},): one flip position 0..{game.num_cards - 1} "
+            f"per game; got shape {array.shape}"
+        )
+    return core.as_positions(game, array)
+
+
 def check_max_episode_steps(steps: Any) -> int | None:
     """Validate a time limit in flips (None for no limit)."""
     return check_int("max_episode_steps", steps, 1, optional=True, numpy=True)
@@ -151,17 +183,7 @@ class GameBatch:
 
     def reset(self, seed: int | Sequence[int | None] | None = None, mask: np.ndarray | None = None) -> None:
         """Deal new games: all of them, or those where the bool ``mask`` is True."""
-        if mask is None:
-            rows = np.arange(self.num_envs)
-        else:
-            mask = np.asarray(mask)
-            if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
-                raise ValueError(
-                    f"reset mask must be a bool array of shape ({self.num_envs},); got {mask.dtype} {mask.shape}"
-                )
-            if self.state is None and not mask.all():
-                raise RuntimeError("the first reset must deal every game; call reset() without a mask")
-            rows = np.flatnonzero(mask)
+        rows = rows_to_reset(mask, self.num_envs, self.state is not None)
         if seed is not None:  # after the mask is checked, so a bad mask reseeds nothing
             self.seed(seed)
         self.deal(rows)
@@ -176,12 +198,8 @@ class GameBatch:
         """Flip ``actions[i]`` in every game (games where ``skip`` is True sit this one out).
         Returns the core outcome, rewards (float64) and time-limit truncations."""
         state = self.require_reset()
-        actions = self.check_actions(actions)
-        if skip is not None and skip.any():
-            actions = np.where(skip, 0, actions)  # their actions are ignored, as Gymnasium does
-            outcome = step_running(self.game, state, actions, skip)
-        else:
-            outcome = core.step(self.game, state, actions)
+        actions = batch_actions(self.game, actions, self.num_envs)
+        outcome = step_some(self.game, state, actions, skip)
         self.elapsed += outcome.acted
         truncated = outcome.acted.copy()
         if self.max_episode_steps is None:
@@ -189,16 +207,6 @@ class GameBatch:
         else:
             truncated &= self.elapsed >= self.max_episode_steps
         return outcome, outcome.solitaire_reward, truncated
-
-    def check_actions(self, actions: Any) -> np.ndarray:
-        """One integer position per game, as an array; a clear error otherwise."""
-        array = np.asarray(actions)
-        if array.shape != (self.num_envs,):
-            raise ValueError(
-                f"actions must have shape ({self.num_envs},): one flip position 0..{self.game.num_cards - 1} "
-                f"per game; got shape {array.shape}"
-            )
-        return core.as_positions(self.game, array)
 
     def observe(self) -> dict[str, np.ndarray]:
         """The batched observation, each array (num_envs, num_cards)."""
@@ -310,11 +318,12 @@ class VersusBatch:
         if rows.size:
             raise no_game_for_the_learner(int(self.seats[rows[0]]))
 
-    def reset(self, seed: int | Sequence[int | None] | None = None) -> None:
-        """Deal new games in every seat of the batch."""
-        if seed is not None:
+    def reset(self, seed: int | Sequence[int | None] | None = None, mask: np.ndarray | None = None) -> None:
+        """Deal new games: all of them, or those where the bool ``mask`` is True."""
+        rows = rows_to_reset(mask, self.num_envs, self.state is not None)
+        if seed is not None:  # after the mask is checked, so a bad mask reseeds nothing
             self.seed(seed)
-        self.deal(np.arange(self.num_envs))
+        self.deal(rows)
 
     def _reseed_opponents(self, rows: np.ndarray) -> None:
         """Reseed the opponents of games ``rows``, seat by seat, from each game's generator."""
@@ -336,23 +345,26 @@ class VersusBatch:
             raise RuntimeError("call reset() before step()")
         return self.state
 
-    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The learners flip ``actions[i]``; then the opponents play their turns. Returns each
-        learner's reward (float64), whether its game ended and whether its time ran out."""
+    def step(self, actions: Any, skip: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The learners flip ``actions[i]`` (games where ``skip`` is True sit this one out);
+        then the opponents play their turns. Returns each learner's reward (float64), whether
+        its game ended and whether its time ran out."""
         state = self.require_reset()
-        if state.done.any():
-            raise RuntimeError(f"games {np.flatnonzero(state.done).tolist()} are over; deal them before step()")
-        outcome = core.step(self.game, state, core.check_actions(self.game, actions))
+        skip = np.zeros(self.num_envs, dtype=bool) if skip is None else skip
+        if (state.done & ~skip).any():
+            over = np.flatnonzero(state.done & ~skip).tolist()
+            raise RuntimeError(f"games {over} are over; deal them before step()")
+        outcome = step_some(self.game, state, batch_actions(self.game, actions, self.num_envs), skip)
         rewards = self.before_first_flip + self._learner_rewards(outcome) + self.play_opponents()
         self.before_first_flip[:] = 0.0
-        self.elapsed += 1
-        terminated = state.done.copy()
+        self.elapsed += ~skip
+        terminated = state.done & ~skip
         if self.rules.reward_mode == "win_loss" and terminated.any():
             final = scoring.win_loss_rewards(scoring.winners(self.game, state))
             rewards += np.where(terminated, final[np.arange(self.num_envs), self.seats], 0)
         truncated = np.zeros(self.num_envs, dtype=bool)
         if self.max_episode_steps is not None:
-            truncated = ~terminated & (self.elapsed >= self.max_episode_steps)
+            truncated = ~terminated & ~skip & (self.elapsed >= self.max_episode_steps)
         return rewards, terminated, truncated
 
     def play_opponents(self) -> np.ndarray:

@@ -21,6 +21,7 @@ CONSTRUCTORS = {
     "gym.make preset": lambda **kw: gym.make("Concentration-TwoDecks-v0", **kw),
     "gym.make versus": lambda **kw: gym.make(VERSUS_ID, **kw),
     "gym.make_vec": lambda **kw: gym.make_vec("Concentration-v0", num_envs=2, **kw),
+    "gym.make_vec versus": lambda **kw: gym.make_vec(VERSUS_ID, num_envs=2, **kw),
     "vector": lambda **kw: ConcentrationVectorEnv(2, **kw),
     "versus": lambda **kw: VersusEnv(**kw),
     "aec": lambda **kw: concentration_v0.env(**kw),
