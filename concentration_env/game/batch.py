@@ -100,19 +100,6 @@ def step_running(game: core.Game, state: core.State, actions: np.ndarray, sit_ou
         state.done &= ~sit_out
 
 
-def rows_to_reset(mask: Any, num_envs: int, started: bool) -> np.ndarray:
-    """The games a reset deals: all of them, or those where the bool ``mask`` is True (only
-    once every game has been ``started``)."""
-    if mask is None:
-        return np.arange(num_envs)
-    mask = np.asarray(mask)
-    if mask.shape != (num_envs,) or mask.dtype != np.bool_:
-        raise ValueError(f"reset mask must be a bool array of shape ({num_envs},); got {mask.dtype} {mask.shape}")
-    if not started and not mask.all():
-        raise RuntimeError("the first reset must deal every game; call reset() without a mask")
-    return np.flatnonzero(mask)
-
-
 def step_some(game: core.Game, state: core.State, actions: np.ndarray, skip: np.ndarray | None) -> core.Outcome:
     """``core.step`` with the games where ``skip`` is True (if any) sitting it out, their
     actions ignored as Gymnasium ignores those of games it resets."""
@@ -137,7 +124,46 @@ def check_max_episode_steps(steps: Any) -> int | None:
     return check_int("max_episode_steps", steps, 1, optional=True, numpy=True)
 
 
-class GameBatch:
+class Batch:
+    """What both engines share: ``num_envs`` games on one core state (None before the first
+    deal), dealt by ``deal(rows)`` and reseeded by ``seed(seed)``."""
+
+    num_envs: int
+    state: core.State | None
+
+    def seed(self, seed: int | Sequence[int | None] | None) -> list[int | None]:
+        """Reseed the games' generators; returns the seeds used."""
+        raise NotImplementedError
+
+    def deal(self, rows: np.ndarray) -> None:
+        """Start new games in ``rows``."""
+        raise NotImplementedError
+
+    def reset(self, seed: int | Sequence[int | None] | None = None, mask: np.ndarray | None = None) -> None:
+        """Deal new games: all of them, or those where the bool ``mask`` is True (only once
+        every game has been dealt)."""
+        if mask is None:
+            rows = np.arange(self.num_envs)
+        else:
+            mask = np.asarray(mask)
+            if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
+                raise ValueError(
+                    f"reset mask must be a bool array of shape ({self.num_envs},); got {mask.dtype} {mask.shape}"
+                )
+            if self.state is None and not mask.all():
+                raise RuntimeError("the first reset must deal every game; call reset() without a mask")
+            rows = np.flatnonzero(mask)
+        if seed is not None:  # after the mask is checked, so a bad mask reseeds nothing
+            self.seed(seed)
+        self.deal(rows)
+
+    def require_reset(self) -> core.State:
+        if self.state is None:
+            raise RuntimeError("call reset() before step()")
+        return self.state
+
+
+class GameBatch(Batch):
     """``num_envs`` solitaire games on one core state, each with its own generator."""
 
     def __init__(
@@ -181,19 +207,7 @@ class GameBatch:
             self.state.assign(fresh, rows)
         self.elapsed[rows] = 0
 
-    def reset(self, seed: int | Sequence[int | None] | None = None, mask: np.ndarray | None = None) -> None:
-        """Deal new games: all of them, or those where the bool ``mask`` is True."""
-        rows = rows_to_reset(mask, self.num_envs, self.state is not None)
-        if seed is not None:  # after the mask is checked, so a bad mask reseeds nothing
-            self.seed(seed)
-        self.deal(rows)
-
     # -- playing ---------------------------------------------------------------------------
-    def require_reset(self) -> core.State:
-        if self.state is None:
-            raise RuntimeError("call reset() before step()")
-        return self.state
-
     def step(self, actions: Any, skip: np.ndarray | None = None) -> tuple[core.Outcome, np.ndarray, np.ndarray]:
         """Flip ``actions[i]`` in every game (games where ``skip`` is True sit this one out).
         Returns the core outcome, rewards (float64) and time-limit truncations."""
@@ -221,7 +235,7 @@ class GameBatch:
         return core.legal_mask(self.require_reset())
 
 
-class VersusBatch:
+class VersusBatch(Batch):
     """``num_envs`` multi-player games: the learner holds seat ``seats[i]`` of game ``i`` and
     the batched policy ``opponents[i]`` plays every other seat of it. Opponents are policy
     objects with the batched methods of :class:`concentration_env.game.policy.BatchPolicy`
@@ -318,13 +332,6 @@ class VersusBatch:
         if rows.size:
             raise no_game_for_the_learner(int(self.seats[rows[0]]))
 
-    def reset(self, seed: int | Sequence[int | None] | None = None, mask: np.ndarray | None = None) -> None:
-        """Deal new games: all of them, or those where the bool ``mask`` is True."""
-        rows = rows_to_reset(mask, self.num_envs, self.state is not None)
-        if seed is not None:  # after the mask is checked, so a bad mask reseeds nothing
-            self.seed(seed)
-        self.deal(rows)
-
     def _reseed_opponents(self, rows: np.ndarray) -> None:
         """Reseed the opponents of games ``rows``, seat by seat, from each game's generator."""
         players = self.rules.num_players
@@ -340,11 +347,6 @@ class VersusBatch:
                 policy.reset_rows(np.array(policy_rows), seeds)
 
     # -- playing ---------------------------------------------------------------------------
-    def require_reset(self) -> core.State:
-        if self.state is None:
-            raise RuntimeError("call reset() before step()")
-        return self.state
-
     def step(self, actions: Any, skip: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The learners flip ``actions[i]`` (games where ``skip`` is True sit this one out);
         then the opponents play their turns. Returns each learner's reward (float64), whether
