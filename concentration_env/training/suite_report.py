@@ -110,6 +110,9 @@ def _notes(suite: Suite, results: list[dict[str, Any]], trained: float | None) -
         f"`{suite.models}/` (train with `--train`); `learner not available in this build`: its config "
         "does not load here.",
     ]
+    runs = [w for v in results for row in v["learners"].values() if row["status"] == "ok" for w in row["wall_seconds"]]
+    if runs:
+        lines += ["", f"Training the {len(runs)} runs shown took {sum(runs):.0f} s in all (their `training.json`)."]
     if trained is not None:
         lines += ["", f"Training the suite took {trained:.0f} s of wall time."]
     unavailable = {lr.name: lr.unavailable for lr in suite.learners.values() if lr.unavailable}

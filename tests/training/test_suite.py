@@ -51,6 +51,7 @@ def test_tiny_suite_writes_table_json_and_curves(tiny):
         "forgetful(capacity=2, forget=0)",
     ]
     assert NOT_AVAILABLE in table and "| 8 cards, rank | memory | 5.37 |" in table
+    assert "Training the 3 runs shown took" in table and "Training the suite took" in table
     for name in results:
         assert (root / "out" / f"curve_{name}.png").stat().st_size > 0
     readme = (root / "models" / "memory_rank8" / "per_card" / "seed0" / "README.md").read_text()
