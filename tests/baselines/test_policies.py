@@ -59,7 +59,7 @@ def test_optimal_rejects_games_it_does_not_model():
 
 
 def test_make_policy_errors_name_the_choices():
-    with pytest.raises(ValueError, match="allowed: random, greedy, safe_first, optimal, forgetful"):
+    with pytest.raises(ValueError, match="allowed: random, greedy, safe_first, defer_pairs, optimal, forgetful"):
         make_policy("clever", Rules())
     with pytest.raises(TypeError, match="Rules"):
         GreedyMemoryPolicy("standard")
@@ -165,6 +165,7 @@ def within_three_standard_errors(samples, exact):
         (Rules(), "optimal", 1500),
         (Rules(ranks=5, matching="rank"), "optimal", 3000),
         (Rules(ranks=5, matching="rank"), "greedy", 3000),
+        (Rules(ranks=5, matching="rank"), "defer_pairs", 3000),
         (Rules(ranks=4, matching="zebra", jokers=True), "optimal", 3000),
         (Rules(deck="pictures", pairs=10), "safe_first", 3000),
     ],
