@@ -49,8 +49,10 @@ class raw_env(TableEnv):
     to the follower who found it; ``"win_loss"`` gives +1 / -1 at the end (0 on a shared win).
 
     ## Episode End
-    When every card is matched (or after ``max_mismatches`` misses). Every agent's info
-    then holds ``winners`` and the final ``scores``; ``tie_break`` applies. ``max_turns``
+    When every card is matched (or after ``max_mismatches`` misses); ``tie_break`` applies.
+    Every agent's info holds ``winners`` and ``scores`` (fixed-shape arrays in seat order,
+    from ``reset`` on) and ``winner_names()``/``scores_by_name()`` give them by name, as in
+    ``concentration_v0``. ``max_turns``
     truncates a game still running after that many turns, scored as it stands, as in
     ``concentration_v0``.
 

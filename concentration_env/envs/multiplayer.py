@@ -55,14 +55,20 @@ class raw_env(TableEnv):
     ``"win_loss"``: at the end +1 to each winner, -1 to the rest, 0 to all when all tie.
 
     ## Episode End
-    Every agent terminates together. Each agent's info then holds ``winners`` (agent
-    names: the most points, ties settled by ``tie_break`` or shared) and the final
-    ``scores`` (agent -> points). See :mod:`concentration_env.game.scoring` for tie-breaks.
-    With ``max_turns``, a game still running when that many turns are over is truncated
-    instead: every agent's ``truncation`` is True and the game is scored as it stands
-    (``winners``, ``scores`` and win/loss rewards as at an end). Without it a game can run
+    Every agent terminates together; ``info["winners"]`` then marks the winners (the most
+    points, ties settled by ``tie_break`` or shared; see
+    :mod:`concentration_env.game.scoring`). With ``max_turns``, a game still running when
+    that many turns are over is truncated instead: every agent's ``truncation`` is True
+    and the game is scored as it stands (``winners`` and win/loss rewards as at an end). Without it a game can run
     forever: two optimal players repeat a stalled position for good (the DP scores such a
     position as the remaining pairs shared, which is what scoring it as it stands gives).
+
+    ## Information
+    Every agent's info, from ``reset`` on and after every step, holds two fixed-shape
+    arrays in seat order: ``winners`` (bool, all False until the game ends, then True for
+    each winner, several on a shared win) and ``scores`` (int32, every seat's points so
+    far). ``env.unwrapped.winner_names()`` and ``env.unwrapped.scores_by_name()`` give the
+    same by agent name.
 
     ## Arguments
     ``concentration_v0.env(rules=None, num_players=None, first_player=0,

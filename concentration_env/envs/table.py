@@ -49,6 +49,7 @@ class TableEnv(AECEnv):
         "truncations",
         "infos",
         "agent_selection",
+        "_won",
     )
 
     def _setup(
@@ -73,6 +74,7 @@ class TableEnv(AECEnv):
         # Scores rotated so the observer comes first: index arrays per seat, built once.
         self._rotations = [np.roll(np.arange(players), -seat) for seat in range(players)]
         self._no_moves = np.zeros(self.num_cards, dtype=np.int8)
+        self._won = np.zeros(players, dtype=bool)  # the winners, all False until the game ends
         self._pair_rewards = self.rules.reward_mode == "pairs"
         self._margin_rewards = self.rules.reward_mode == "margin"
         self.agents: list[str] = []
@@ -103,7 +105,8 @@ class TableEnv(AECEnv):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
+        self._won = np.zeros(self.num_players, dtype=bool)
+        self._refresh_infos()
         self.agent_selection = self.agents[first]
         if self._screen is not None:
             self.render()
@@ -127,6 +130,8 @@ class TableEnv(AECEnv):
             self._finish()
         elif self.max_turns is not None and self._state.turns[0] >= self.max_turns:
             self._finish(truncated=True)
+        else:
+            self._refresh_infos()
         self.agent_selection = self.possible_agents[int(self._state.player[0])]
         self._accumulate_rewards()
         if self._screen is not None:
@@ -153,7 +158,7 @@ class TableEnv(AECEnv):
         done = bool(state.done[0])
         status = f"turn {int(state.turns[0]) + 1}" + ("  game over" if done else "")
         to_move = None if done else int(state.player[0])
-        frame = render_tables(tables, status, list(self.scores().items()), to_move, self.table_shape)
+        frame = render_tables(tables, status, list(self.scores_by_name().items()), to_move, self.table_shape)
         if self._screen is None:
             return frame
         self._screen.show(frame)
@@ -173,10 +178,16 @@ class TableEnv(AECEnv):
         """Face id -> Card, for decoding ``cards`` observations."""
         return self.game.faces
 
-    def scores(self) -> dict[str, int]:
-        """Every agent's points so far."""
+    def scores_by_name(self) -> dict[str, int]:
+        """Every agent's points so far, by name (``info["scores"]`` holds them in seat order)."""
         state = self._require_reset()
         return {agent: int(points) for agent, points in zip(self.possible_agents, state.scores[0])}
+
+    def winner_names(self) -> list[str]:
+        """The winners' names once the game is over (terminated or truncated), else empty
+        (``info["winners"]`` holds the same as booleans in seat order)."""
+        self._require_reset()
+        return [agent for agent, won in zip(self.possible_agents, self._won) if won]
 
     def truncate(self) -> None:
         """Truncate the game now, scored as it stands (as at ``max_turns``): for a caller who
@@ -214,6 +225,9 @@ class TableEnv(AECEnv):
         for name in self._snapshot_fields[1:6]:  # the per-agent dicts
             if not isinstance(aec[name], dict) or set(aec[name]) != set(agents):
                 fail(f"snapshot['aec'][{name!r}]", aec[name], "a dict with one entry per agent in play")
+        won = aec["_won"]
+        if not (isinstance(won, np.ndarray) and won.dtype == bool and won.shape == (self.num_players,)):
+            fail("snapshot['aec']['_won']", won, f"a bool array of shape ({self.num_players},)")
         self._state = core_state.copy()
         self._rng = rng
         for name, value in copy.deepcopy(aec).items():
@@ -244,23 +258,28 @@ class TableEnv(AECEnv):
             raise RuntimeError("call reset() before using the env")
         return self._state
 
+    def _refresh_infos(self) -> None:
+        """Every agent's info: ``winners`` (bool) and ``scores`` (int32), both in seat order
+        and of fixed shape at every step, so that libraries storing infos per step can stack
+        them. Fresh arrays each time: an info kept from an earlier step never changes."""
+        scores = self._require_reset().scores[0]
+        self.infos = {agent: {"winners": self._won.copy(), "scores": scores.copy()} for agent in self.agents}
+
     def _finish(self, truncated: bool = False) -> None:
         """End the game (``truncated``: at the turn cap, scored as it stands): winners and
         final scores in every info, win/loss rewards."""
-        won = self._winners()
-        winners = [agent for agent, w in zip(self.possible_agents, won) if w]
+        self._won = self._winners()
         if self.rules.reward_mode == "win_loss":
-            for agent, reward in zip(self.possible_agents, scoring.win_loss_rewards(won[None])[0]):
+            for agent, reward in zip(self.possible_agents, scoring.win_loss_rewards(self._won[None])[0]):
                 self.rewards[agent] = int(reward)
-        final = self.scores()
         ends = self.truncations if truncated else self.terminations
         for agent in self.agents:
             ends[agent] = True
-            self.infos[agent] = {"winners": winners, "scores": final}
+        self._refresh_infos()
 
     def _header(self) -> str:
         """One line for the text rendering: turn, scores and who moves."""
         state = self._require_reset()
-        scores = " ".join(f"{agent}={points}" for agent, points in self.scores().items())
+        scores = " ".join(f"{agent}={points}" for agent, points in self.scores_by_name().items())
         mover = "game over" if state.done[0] else f"{self.agent_selection} to move"
         return f"turn {int(state.turns[0]) + 1}  {scores}  ({mover})"

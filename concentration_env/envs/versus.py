@@ -51,17 +51,21 @@ class VersusEnv(gym.Env):
     deals in a row ``reset`` raises ``RuntimeError`` (the deck is too small to play).
 
     ## Episode End
-    ``terminated`` when the game ends; ``info`` then holds ``winners`` and ``scores``
-    (agent -> points; the learner is ``info["agent"]``). Registered as
+    ``terminated`` when the game ends; ``info["winners"]`` then marks the winners. Registered as
     ``ConcentrationVs-v0`` with truncation after 10,000 learner flips. ``max_turns``
     truncates a game still running after that many turns of the table (all seats'),
-    scored as it stands, as in ``concentration_v0``: ``truncated`` is True and ``info``
-    holds ``winners`` and ``scores``. Either limit ends games that would otherwise go on
+    scored as it stands, as in ``concentration_v0``: ``truncated`` is True and
+    ``info["winners"]`` marks the winners. Either limit ends games that would otherwise go on
     forever, such as an optimal learner against an optimal opponent in a stalled position.
 
     ## Information
-    ``info`` holds ``action_mask`` (int8) and ``scores``; ``env.action_masks()`` returns the
-    legal flips as booleans (for sb3-contrib's ``MaskablePPO``).
+    Every ``info``, from ``reset`` on, holds the same fixed-shape entries: ``action_mask``
+    (int8), ``winners`` (bool, one per seat in seat order; all False until the game ends,
+    then True for each winner, several on a shared win), ``scores`` (int32, every seat's
+    points in seat order) and ``agent`` (the learner's name). ``env.unwrapped.winner_names()``
+    and ``env.unwrapped.scores_by_name()`` give the same by agent name;
+    ``env.action_masks()`` returns the legal flips as booleans (for sb3-contrib's
+    ``MaskablePPO``).
 
     ## Arguments
     ``gym.make("ConcentrationVs-v0", rules=None, num_players=None, seat=0,
@@ -132,6 +136,14 @@ class VersusEnv(gym.Env):
         """The dealt cards in position order (a god view for tests and debugging)."""
         return self._table.layout
 
+    def scores_by_name(self) -> dict[str, int]:
+        """Every seat's points so far, by agent name."""
+        return self._table.scores_by_name()
+
+    def winner_names(self) -> list[str]:
+        """The winners' agent names once the game is over, else empty."""
+        return self._table.winner_names()
+
     def action_masks(self) -> np.ndarray:
         """Legal flips as booleans (the method sb3-contrib's MaskablePPO calls)."""
         return self._table.observe(self.agent)["action_mask"].astype(bool)
@@ -175,6 +187,5 @@ class VersusEnv(gym.Env):
         """The learner's flat observation and its info."""
         observed = self._table.observe(self.agent)
         mask = observed["action_mask"]
-        info = {"action_mask": mask.copy(), "scores": self._table.scores(), **self._table.infos[self.agent]}
-        info["agent"] = self.agent
+        info = {"action_mask": mask.copy(), **self._table.infos[self.agent], "agent": self.agent}
         return {**observed["observation"], "action_mask": mask}, info

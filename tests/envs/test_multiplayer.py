@@ -98,7 +98,7 @@ def check_end_of_game(env):
     """Invariants of a finished game: all captured (unless chips ran out), points add up,
     every agent's info names the winners and final scores."""
     state, game = env._state, env.game
-    scores = env.scores()
+    scores = env.scores_by_name()
     if env.rules.max_mismatches is None:
         assert state.removed.all()
         assert sum(scores.values()) == int(game.pair_value[game.deck].sum()) // 2
@@ -106,8 +106,9 @@ def check_end_of_game(env):
     best = max(scores.values())
     for agent in env.agents:
         assert env.terminations[agent]
-        assert env.infos[agent]["scores"] == scores
-        assert all(scores[w] == best for w in env.infos[agent]["winners"])
+        assert env.infos[agent]["scores"].tolist() == list(scores.values())
+        assert all(scores[w] == best for w in env.winner_names()) and env.winner_names()
+        assert env.infos[agent]["winners"].tolist() == [a in env.winner_names() for a in env.possible_agents]
 
 
 def test_full_52_card_game_passes_the_api_test():
@@ -150,7 +151,7 @@ def test_who_moves_after_a_turn(turn_policy, what, again, players):
     env.step(i if what == "illegal" else j)
     assert env.agent_selection == (mover if again else "player_0")
     assert env.rewards[mover] == (1 if what == "match" else 0)
-    assert env.scores()[mover] == (1 if what == "match" else 0)
+    assert env.scores_by_name()[mover] == (1 if what == "match" else 0)
 
 
 def test_illegal_flip_under_raise_changes_nothing():
@@ -188,7 +189,7 @@ def test_joker_pair_scores_joker_value():
     jokers = [p for p, card in enumerate(env.layout) if card.is_joker]
     env.step(jokers[0])
     env.step(jokers[1])
-    assert env.rewards["player_0"] == 2 and env.scores() == {"player_0": 2, "player_1": 0}
+    assert env.rewards["player_0"] == 2 and env.scores_by_name() == {"player_0": 2, "player_1": 0}
 
 
 @pytest.mark.parametrize("mode, shown", [("memory", True), ("visible", False)])
@@ -243,9 +244,10 @@ def test_winners_and_rewards_at_the_end(fields, winners, reward_mode):
         flip(env, name, copy)
     assert all(env.terminations.values())
     for agent in env.possible_agents:
-        assert env.infos[agent]["winners"] == winners
+        assert env.infos[agent]["winners"].tolist() == [a in winners for a in env.possible_agents]
         points = 2 if jokers else 1
-        assert env.infos[agent]["scores"] == {"player_0": points, "player_1": points}
+        assert env.infos[agent]["scores"].tolist() == [points, points]
+    assert env.winner_names() == winners and env.scores_by_name() == {"player_0": points, "player_1": points}
     if reward_mode == "win_loss":
         tied = len(winners) == 2
         for agent in env.possible_agents:
@@ -420,3 +422,56 @@ def test_action_space_contains_like_discrete():
     assert space == plain and repr(space) == "Discrete(8)"
     for value in [0, 7, 8, -1, 2**70, True, False, 1.0, np.int64(3), np.int8(9), np.array(2), np.array([2]), "1", None]:
         assert space.contains(value) == plain.contains(value), value
+
+
+# -- fixed-shape infos ----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "make_env",
+    [lambda: concentration_v0.env(num_players=3, ranks=3), lambda: duel_v0.env(ranks=3)],
+    ids=["concentration_v0", "duel_v0"],
+)
+def test_infos_are_fixed_shape_arrays_from_reset_to_the_end(make_env):
+    """Every step's info stacks with every other's (Tianshou and PufferLib store them): bool
+    winners and int32 scores in seat order, the winners marked only once the game is over."""
+    env = make_env()
+    raw = env.unwrapped
+    players = raw.num_players
+    endings = set()
+    for seed in range(12):
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        kept = []
+        for _agent in env.agent_iter():
+            obs, _, terminated, truncated, info = env.last()
+            assert set(info) == {"winners", "scores"}
+            assert info["winners"].dtype == bool and info["winners"].shape == (players,)
+            assert info["scores"].dtype == np.int32 and info["scores"].shape == (players,)
+            assert info["scores"].tolist() == list(raw.scores_by_name().values())
+            over = terminated or truncated
+            assert info["winners"].any() == over
+            assert [a for a, won in zip(raw.possible_agents, info["winners"]) if won] == raw.winner_names()
+            kept.append((info, info["scores"].copy(), info["winners"].copy()))
+            env.step(None if over else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        for info, scores, winners in kept:  # an info handed out earlier never changed later
+            assert np.array_equal(info["scores"], scores) and np.array_equal(info["winners"], winners)
+        assert raw.winner_names()  # still readable after every agent left
+        endings.add(len(raw.winner_names()))
+        np.stack([info["winners"] for info, _, _ in kept])  # every step's info stacks
+    assert 1 in endings and max(endings) > 1  # saw a sole winner and a shared win
+
+
+def test_winner_names_survive_a_snapshot_and_need_a_reset():
+    env = make(num_players=2, ranks=1)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.winner_names()
+    env.reset(seed=0)
+    play_random_game(env, np.random.default_rng(0))
+    names = env.winner_names()
+    fresh = make(num_players=2, ranks=1)
+    fresh.reset(seed=1)
+    fresh.set_state(env.get_state())
+    assert fresh.winner_names() == names and names
+    snapshot = env.get_state()
+    snapshot["aec"]["_won"] = [True, False]
+    with pytest.raises(ValueError, match="_won"):
+        fresh.set_state(snapshot)
