@@ -48,6 +48,16 @@ class raw_env(TableEnv):
     ``"visible"`` mode only cards face up now. Captured cards are public. The mask is all
     zero for agents not on turn.
 
+    With ``observation_format="box"`` the observation is PettingZoo's classic flat layout,
+    ``{"observation": Box(0, 1, (N,), float32), "action_mask": Box(0, 1, (num_cards,), int8)}``
+    (what SuperSuit's wrappers and the SB3 and Tianshou tutorials expect): the same planes
+    concatenated in this order, ``cards`` one-hot with ``num_faces + 1`` columns per card in
+    position order (column 0: not shown, column ``f + 1``: face id ``f``), then ``face_up``,
+    ``removed`` and for checkerboard deals ``back`` (one column per card), then ``scores``
+    (observer first) divided by the points of the whole game.
+    :func:`concentration_env.envs.spaces.box_layout` and ``env.unwrapped.box_layout()`` give
+    each plane's ``(name, start, stop)``; ``env.unwrapped.to_box`` flattens a Dict observation.
+
     ## Rewards
     ``reward_mode="pairs"`` (default): the points of each captured pair go to its captor.
     ``"margin"``: the captor gets the points and every other agent loses an equal share
@@ -73,7 +83,8 @@ class raw_env(TableEnv):
     ## Arguments
     ``concentration_v0.env(rules=None, num_players=None, first_player=0,
     observation_mode="memory", render_mode=None, table_shape="grid", max_turns=None,
-    **rule_fields)``; ``num_players``
+    observation_format="dict", **rule_fields)``; ``observation_format``: ``"dict"`` or
+    ``"box"`` (see above); ``num_players``
     defaults to the rules' own count when that is two or more, else 2. ``first_player``
     is a seat or agent name; ``reset(options={"first_player": ...})`` overrides it for
     one game. ``render_mode``: ``"ansi"`` (the table as text), ``"rgb_array"`` (a picture
@@ -102,6 +113,7 @@ class raw_env(TableEnv):
         render_mode: str | None = None,
         table_shape: str = "grid",
         max_turns: int | None = None,
+        observation_format: str = "dict",
         **rule_fields: Any,
     ):
         super().__init__()
@@ -109,7 +121,15 @@ class raw_env(TableEnv):
         self.game = core.compile_rules(self.rules)
         self.num_cards = self.game.num_cards
         self.board_space = board_space(self.game)
-        self._setup(self.rules.num_players, first_player, observation_mode, render_mode, table_shape, max_turns)
+        self._setup(
+            self.rules.num_players,
+            first_player,
+            observation_mode,
+            render_mode,
+            table_shape,
+            max_turns,
+            observation_format,
+        )
         self.last_flip: core.Flip | None = None  # what the last flip did, for callers that narrate the game
 
     @property

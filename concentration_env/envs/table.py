@@ -14,9 +14,18 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
-from concentration_env.envs.spaces import Positions, parse_action, table_observation_space
+from concentration_env.envs.spaces import (
+    OBSERVATION_FORMATS,
+    Positions,
+    board_box_layout,
+    box_space,
+    flatten_board,
+    parse_action,
+    table_observation_space,
+    total_points,
+)
 from concentration_env.game import core, scoring
-from concentration_env.game.checks import check_int, check_seed, fail
+from concentration_env.game.checks import check_choice, check_int, check_seed, fail
 from concentration_env.game.seats import agent_name, check_observation_mode, seat_of
 from concentration_env.game.state import read_snapshot
 from concentration_env.render.frame import Table, render_tables
@@ -60,9 +69,11 @@ class TableEnv(AECEnv):
         render_mode: str | None,
         table_shape: str,
         max_turns: int | None = None,
+        observation_format: str = "dict",
     ) -> None:
         """Validate the table settings and build the agents and spaces."""
         self.max_turns = check_int("max_turns", max_turns, 1, optional=True, numpy=True)
+        self.observation_format = check_choice("observation_format", observation_format, OBSERVATION_FORMATS)
         self._memory = check_observation_mode(observation_mode)
         self.observation_mode = observation_mode
         self.render_mode = check_render_mode(render_mode, self.metadata)
@@ -78,7 +89,13 @@ class TableEnv(AECEnv):
         self._pair_rewards = self.rules.reward_mode == "pairs"
         self._margin_rewards = self.rules.reward_mode == "margin"
         self.agents: list[str] = []
-        observation = table_observation_space(self.board_space, players, self.game)
+        self._layout = board_box_layout(self.board_space, players)
+        self._total = total_points(self.game)
+        observation = (
+            box_space(self._layout, self.num_cards)
+            if observation_format == "box"
+            else table_observation_space(self.board_space, players, self.game)
+        )
         self.observation_spaces = dict.fromkeys(self.possible_agents, observation)
         self.action_spaces = dict.fromkeys(self.possible_agents, Positions(self.num_cards))
         self._rng: np.random.Generator | None = None
@@ -145,6 +162,8 @@ class TableEnv(AECEnv):
         observation, legal = self._sight(seat, on_turn)
         observation["scores"] = state.scores[0].take(self._rotations[seat])
         mask = legal.astype(np.int8, copy=False) if legal is not None else self._no_moves.copy()
+        if self.observation_format == "box":
+            return {"observation": self.to_box(observation), "action_mask": mask}
         return {"observation": observation, "action_mask": mask}
 
     def render(self) -> str | np.ndarray | None:
@@ -177,6 +196,16 @@ class TableEnv(AECEnv):
     def faces(self):
         """Face id -> Card, for decoding ``cards`` observations."""
         return self.game.faces
+
+    def box_layout(self) -> list[tuple[str, int, int]]:
+        """Where each plane lies in the flat observation of ``observation_format="box"``:
+        ``(name, start, stop)`` slices in order (see the env's docstring)."""
+        return list(self._layout)
+
+    def to_box(self, observation: dict[str, np.ndarray]) -> np.ndarray:
+        """A Dict-format ``observation["observation"]`` as the flat float32 vector of
+        :meth:`box_layout` (what ``observation_format="box"`` observes)."""
+        return flatten_board(observation, self._layout, self._total)
 
     def scores_by_name(self) -> dict[str, int]:
         """Every agent's points so far, by name (``info["scores"]`` holds them in seat order)."""

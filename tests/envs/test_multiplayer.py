@@ -475,3 +475,87 @@ def test_winner_names_survive_a_snapshot_and_need_a_reset():
     snapshot["aec"]["_won"] = [True, False]
     with pytest.raises(ValueError, match="_won"):
         fresh.set_state(snapshot)
+
+
+# -- the flat (classic) observation format --------------------------------------------------
+BOX_PRESETS = ("standard", "checkerboard", "pictures", "zebra")
+
+
+@pytest.mark.parametrize(
+    "make_env, kwargs",
+    [(concentration_v0.env, dict(rules=short_rules(preset), num_players=3)) for preset in BOX_PRESETS]
+    + [(duel_v0.env, dict(ranks=2))],
+    ids=[*BOX_PRESETS, "duel_v0"],
+)
+def test_box_format_passes_pettingzoo_api_and_seed_tests(make_env, kwargs):
+    kwargs = dict(kwargs, observation_format="box")
+    env = make_env(**kwargs)
+    space = env.observation_space("player_0")
+    assert space["observation"].dtype == np.float32 and space["action_mask"].dtype == np.int8
+    assert len(space["observation"].shape) == 1 and space["action_mask"].shape == (env.unwrapped.num_cards,)
+    quietly(api_test, env, num_cycles=500)
+    quietly(seed_test, lambda: make_env(**kwargs), num_cycles=500)
+
+
+def check_box_matches_dict(box_env, dict_env, seed):
+    """Play one random game on both formats; every observation's flat vector decodes,
+    slice by slice of ``box_layout()``, to the Dict one."""
+    layout = box_env.unwrapped.box_layout()
+    total = int(box_env.observation_space("player_0")["observation"].shape[0])
+    assert layout[-1][2] == total and [start for _, start, _ in layout[1:]] == [stop for _, _, stop in layout[:-1]]
+    points = int(dict_env.observation_space("player_0")["observation"]["scores"].high[0])  # the game's points
+    rng = np.random.default_rng(seed)
+    box_env.reset(seed=seed)
+    dict_env.reset(seed=seed)
+    for agent in dict_env.agent_iter():
+        flat, mask = box_env.observe(agent)["observation"], box_env.observe(agent)["action_mask"]
+        plain = dict_env.observe(agent)
+        assert np.array_equal(mask, plain["action_mask"])
+        for name, start, stop in layout:
+            part, expected = flat[start:stop], plain["observation"][name]
+            if name == "scores":
+                np.testing.assert_allclose(part, expected / points, rtol=1e-6)
+            elif name.endswith("cards"):
+                onehot = part.reshape(len(expected), -1)
+                assert (onehot.sum(axis=1) == 1).all() and onehot.argmax(axis=1).tolist() == expected.tolist()
+            else:
+                assert part.tolist() == expected.tolist(), name
+        done = dict_env.terminations[agent] or dict_env.truncations[agent]
+        action = None if done else int(rng.choice(np.flatnonzero(plain["action_mask"])))
+        box_env.step(action)
+        dict_env.step(action)
+
+
+@pytest.mark.parametrize(
+    "make_env, kwargs",
+    [
+        (concentration_v0.env, dict(num_players=3, ranks=3)),
+        (concentration_v0.env, dict(rules="checkerboard", ranks=2, jokers=True, joker_value=3)),
+        (duel_v0.env, dict(ranks=2)),
+    ],
+)
+def test_box_format_is_the_documented_concatenation_of_the_dict(make_env, kwargs):
+    for seed in range(3):
+        check_box_matches_dict(make_env(observation_format="box", **kwargs), make_env(**kwargs), seed)
+    raw = make_env(**kwargs).unwrapped
+    names = [name for name, _, _ in raw.box_layout()]
+    assert names[:3] == ["cards", "face_up", "removed"] and names[-1] == "scores"
+    if raw.game.checkerboard:
+        assert names[3] == "back"
+
+
+def test_box_layout_helper_and_a_bad_format():
+    from concentration_env.envs.spaces import box_layout
+
+    raw = make(num_players=3, ranks=2)
+    assert box_layout(raw.game, 3) == raw.box_layout()
+    faces, n = raw.game.num_faces, raw.num_cards
+    assert box_layout(raw.game, 3) == [
+        ("cards", 0, n * (faces + 1)),
+        ("face_up", n * (faces + 1), n * (faces + 2)),
+        ("removed", n * (faces + 2), n * (faces + 3)),
+        ("scores", n * (faces + 3), n * (faces + 3) + 3),
+    ]
+    for make_env in (make, duel_v0.raw_env):
+        with pytest.raises(ValueError, match=r"observation_format.*dict, box"):
+            make_env(observation_format="flat")

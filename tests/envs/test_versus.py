@@ -207,3 +207,34 @@ def test_infos_hold_fixed_shape_winners_and_scores_from_reset_on():
         assert info["scores"].tolist() == list(env.unwrapped.scores_by_name().values())
         shared += int(info["winners"].sum()) > 1
     assert shared  # a shared win was among them
+
+
+def test_box_format_is_the_dict_observation_flattened():
+    kwargs = dict(num_players=3, ranks=3, seat=1)
+    boxed, plain = make(observation_format="box", **kwargs), make(**kwargs)
+    gym_check_env(make(observation_format="box", **kwargs), skip_render_check=True)
+    assert set(boxed.observation_space) == {"observation", "action_mask"}
+    assert boxed.observation_space["observation"].dtype == np.float32
+    layout = boxed.unwrapped.box_layout()
+    rng = np.random.default_rng(0)
+    for seed in range(3):
+        (flat, info), (obs, reference) = boxed.reset(seed=seed), plain.reset(seed=seed)
+        done = False
+        while not done:
+            assert boxed.observation_space.contains(flat)
+            assert np.array_equal(flat["action_mask"], obs["action_mask"])
+            assert np.array_equal(flat["observation"], boxed.unwrapped._table.to_box(obs))
+            assert flat["observation"][layout[-1][1]] == np.float32(obs["scores"][0] / 6)  # 6 pairs in the game
+            assert_infos_equal(info, reference)
+            action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+            flat, _, terminated, truncated, info = boxed.step(action)
+            obs, _, _, _, reference = plain.step(action)
+            done = terminated or truncated
+    with pytest.raises(ValueError, match="observation_format"):
+        make(observation_format="Box")
+
+
+def assert_infos_equal(ours, theirs):
+    assert set(ours) == set(theirs)
+    for key, value in ours.items():
+        assert np.array_equal(value, theirs[key]) if isinstance(value, np.ndarray) else value == theirs[key]
