@@ -47,6 +47,11 @@ class raw_env(TableEnv):
     then the same three ``opponent_`` planes, ``leading`` and the scores divided by the
     game's points (``env.unwrapped.box_layout()`` gives the slices).
 
+    ## State
+    ``env.state()``, in ``env.state_space``, is the whole table as in ``concentration_v0``
+    (every card of both layouts, ``player_0``'s first, then the scores and the seat to move;
+    ``env.unwrapped.state_layout()`` gives the slices).
+
     ## Rewards
     As in ``concentration_v0``: ``reward_mode="pairs"`` gives each captured pair's points
     to the follower who found it; ``"win_loss"`` gives +1 / -1 at the end (0 on a shared win).

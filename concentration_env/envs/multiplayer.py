@@ -58,6 +58,14 @@ class raw_env(TableEnv):
     :func:`concentration_env.envs.spaces.box_layout` and ``env.unwrapped.box_layout()`` give
     each plane's ``(name, start, stop)``; ``env.unwrapped.to_box`` flattens a Dict observation.
 
+    ## State
+    ``env.state()`` is the whole table for centralised critics (MAPPO and the like): an
+    int32 array in ``env.state_space`` (a ``Box``) holding, in this order, every position's
+    face id + 1 (0 once captured), ``face_up``, ``removed``, ``back`` for checkerboard deals
+    (0/1 per position), every seat's points in seat order and the seat to move one-hot (all
+    zero once the game is over). ``env.unwrapped.state_layout()`` gives the
+    ``(name, start, stop)`` of each part. It shows every card, seen or not.
+
     ## Rewards
     ``reward_mode="pairs"`` (default): the points of each captured pair go to its captor.
     ``"margin"``: the captor gets the points and every other agent loses an equal share

@@ -96,6 +96,7 @@ class TableEnv(AECEnv):
             if observation_format == "box"
             else table_observation_space(self.board_space, players, self.game)
         )
+        self.state_space = spaces.Box(0, self._state_highs(), dtype=np.int32)
         self.observation_spaces = dict.fromkeys(self.possible_agents, observation)
         self.action_spaces = dict.fromkeys(self.possible_agents, Positions(self.num_cards))
         self._rng: np.random.Generator | None = None
@@ -202,6 +203,35 @@ class TableEnv(AECEnv):
         ``(name, start, stop)`` slices in order (see the env's docstring)."""
         return list(self._layout)
 
+    def state(self) -> np.ndarray:
+        """The whole table as one int32 array (PettingZoo's global state, for centralised
+        critics): a god view laid out as :meth:`state_layout` says, in ``state_space``."""
+        state = self._require_reset()
+        to_move = np.zeros(self.num_players, dtype=np.int32)
+        if not self._won.any():  # nobody moves once the game is over
+            to_move[state.player[0]] = 1
+        planes = [
+            np.where(state.removed[0], 0, state.faces[0].astype(np.int32) + 1),
+            core.face_up(state)[0],
+            state.removed[0],
+            *([self.game.backs] if self.game.checkerboard else []),
+            state.scores[0],
+            to_move,
+        ]
+        return np.concatenate([np.asarray(plane, dtype=np.int32) for plane in planes])
+
+    def state_layout(self) -> list[tuple[str, int, int]]:
+        """Where each part of :meth:`state` lies, as ``(name, start, stop)``, in this order:
+        ``faces`` (every position of the table, face id + 1, 0 once captured), ``face_up``,
+        ``removed``, ``back`` for checkerboard deals (0/1 per position), ``scores`` (every
+        seat's points in seat order) and ``to_move`` (the seat to move, one-hot; all zero
+        once the game is over)."""
+        layout, start = [], 0
+        for name, width, _ in self._state_parts():
+            layout.append((name, start, start + width))
+            start += width
+        return layout
+
     def to_box(self, observation: dict[str, np.ndarray]) -> np.ndarray:
         """A Dict-format ``observation["observation"]`` as the flat float32 vector of
         :meth:`box_layout` (what ``observation_format="box"`` observes)."""
@@ -281,6 +311,18 @@ class TableEnv(AECEnv):
     def _winners(self) -> np.ndarray:
         """(P,) bool: the winners under the rules' tie-break."""
         return scoring.winners(self.game, self._require_reset())[0]
+
+    def _state_parts(self) -> list[tuple[str, int, int]]:
+        """The parts of :meth:`state`: (name, length, largest value)."""
+        n, players = self.game.num_cards, self.num_players
+        parts = [("faces", n, self.game.num_faces), ("face_up", n, 1), ("removed", n, 1)]
+        if self.game.checkerboard:
+            parts.append(("back", n, 1))
+        return [*parts, ("scores", players, total_points(self.game)), ("to_move", players, 1)]
+
+    def _state_highs(self) -> np.ndarray:
+        """The upper bound of every entry of :meth:`state`."""
+        return np.concatenate([np.full(width, high, dtype=np.int32) for _, width, high in self._state_parts()])
 
     def _require_reset(self) -> core.State:
         if self._state is None:

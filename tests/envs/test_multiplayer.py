@@ -1,6 +1,7 @@
 """The multi-player PettingZoo env: API, registry, turns, scores, observations, bad input."""
 
 import contextlib
+import importlib
 import io
 import pickle
 import warnings
@@ -559,3 +560,47 @@ def test_box_layout_helper_and_a_bad_format():
     for make_env in (make, duel_v0.raw_env):
         with pytest.raises(ValueError, match=r"observation_format.*dict, box"):
             make_env(observation_format="flat")
+
+
+# -- the global state (god view) ------------------------------------------------------------
+STATE_TEST = importlib.import_module("pettingzoo.test.state_test")  # the module, not its function
+
+
+@pytest.mark.parametrize(
+    "make_env, kwargs",
+    [
+        (concentration_v0.env, dict(num_players=3, ranks=3)),
+        (concentration_v0.env, dict(rules="checkerboard", ranks=2, observation_format="box")),
+        (concentration_v0.env, dict(num_players=2, ranks=2, max_turns=5)),
+        (duel_v0.env, dict(ranks=2)),
+        (duel_v0.env, dict(ranks=2, observation_format="box")),
+    ],
+)
+def test_state_is_the_whole_table_in_state_space(make_env, kwargs):
+    env = make_env(**kwargs)
+    quietly(STATE_TEST.test_state_space, env)
+    quietly(STATE_TEST.test_state, env, 300)
+    quietly(api_test, make_env(**kwargs), num_cycles=300)
+    raw = env.unwrapped
+    layout = {name: slice(start, stop) for name, start, stop in raw.state_layout()}
+    assert raw.state_layout()[-1][2] == raw.state_space.shape[0]
+    assert ("back" in layout) == raw.game.checkerboard
+    rng = np.random.default_rng(0)
+    for seed in range(3):
+        env.reset(seed=seed)
+        for agent in env.agent_iter():
+            state, core_state = env.state(), raw._state
+            assert state.dtype == np.int32 and env.state_space.contains(state)
+            faces = np.asarray(raw.layout).reshape(-1)  # every dealt card, both layouts in the duel
+            shown = [raw.faces.index(card) + 1 for card in faces]
+            captured = core_state.removed[0].astype(bool)
+            assert state[layout["faces"]].tolist() == np.where(captured, 0, shown).tolist()
+            assert state[layout["removed"]].tolist() == core_state.removed[0].tolist()
+            assert state[layout["face_up"]].tolist() == core.face_up(core_state)[0].tolist()
+            assert state[layout["scores"]].tolist() == list(raw.scores_by_name().values())
+            over = env.terminations[agent] or env.truncations[agent]
+            expected = [0] * raw.num_players if over else [int(a == agent) for a in raw.possible_agents]
+            assert state[layout["to_move"]].tolist() == expected
+            env.step(None if over else int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"]))))
+    with pytest.raises(RuntimeError, match="reset"):
+        make_env(**kwargs).unwrapped.state()
