@@ -85,7 +85,6 @@ class TableEnv(AECEnv):
         # Scores rotated so the observer comes first: index arrays per seat, built once.
         self._rotations = [np.roll(np.arange(players), -seat) for seat in range(players)]
         self._no_moves = np.zeros(self.num_cards, dtype=np.int8)
-        self._won = np.zeros(players, dtype=bool)  # the winners, all False until the game ends
         self._pair_rewards = self.rules.reward_mode == "pairs"
         self._margin_rewards = self.rules.reward_mode == "margin"
         self.agents: list[str] = []
@@ -123,7 +122,7 @@ class TableEnv(AECEnv):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self._won = np.zeros(self.num_players, dtype=bool)
+        self._won = np.zeros(self.num_players, dtype=bool)  # the winners: all False until the game ends
         self._refresh_infos()
         self.agent_selection = self.agents[first]
         if self._screen is not None:
