@@ -24,7 +24,7 @@ from concentration_env.game.seats import OBSERVATION_MODES
 ALGOS = ("maskable_ppo", "ppo", "dqn", "recurrent_ppo")
 MASKED_ALGOS = ("maskable_ppo", "recurrent_ppo")  # the others flip blind; illegal flips follow illegal_action
 FEATURES = ("raw", "card_features")
-NETWORKS = ("mlp", "per_card")
+NETWORKS = ("mlp", "per_card", "card_attention")
 VEC_ENVS = ("dummy", "subproc", "native")
 
 
@@ -38,8 +38,9 @@ class TrainConfig:
     - ``rules``: a preset name or a mapping of rule fields (optionally with ``preset``).
     - ``observation_mode``: ``memory`` or ``visible``.
     - ``features``: ``raw`` observation, or ``card_features`` (``concentration_env.envs.features``).
-    - ``network``: ``mlp`` (SB3's default policy) or ``per_card`` (shared per-card scorer;
-      needs ``card_features``).
+    - ``network``: ``mlp`` (SB3's default policy), ``per_card`` (shared per-card scorer;
+      needs ``card_features``) or ``card_attention`` (self-attention over per-card tokens of
+      the raw observation, ``concentration_env.training.attention``; needs ``raw``).
     - ``num_envs``, ``vec_env`` (``dummy``, ``subproc`` or ``native``: the batched
       ``concentration_env.integrations.sb3`` VecEnv, solitaire or versus), ``total_timesteps``, ``seed``.
     - ``policy_kwargs``, ``hyperparameters``: passed to the learner (names are checked).
@@ -70,6 +71,24 @@ class TrainConfig:
     def resolved_rules(self) -> Rules:
         """The rule set this config plays."""
         return rules_from_config(self.rules)
+
+    @property
+    def tier(self) -> str:
+        """``raw`` when the network sees the env's observation and nothing else (any
+        encoding, a generic architecture, no hand-built targets); ``engineered`` otherwise."""
+        return "raw" if not self.engineered_by else "engineered"
+
+    @property
+    def engineered_by(self) -> tuple[str, ...]:
+        """What makes the run engineered (empty for the raw tier)."""
+        reasons = []
+        if self.features != "raw":
+            reasons.append(f"features: {self.features} (rules-derived per-card features)")
+        if self.network == "per_card":
+            reasons.append("network: per_card (scores the engineered features)")
+        if self.algo == "recurrent_ppo":
+            reasons.append("algo: recurrent_ppo (match-table scoring, self-supervised face read-out)")
+        return tuple(reasons)
 
     @property
     def masked(self) -> bool:
@@ -170,8 +189,13 @@ def _check_combination(config: TrainConfig, source: str) -> None:
             f"{source}: key 'policy_kwargs': 'hidden' is the width of network: per_card; "
             "SB3's mlp policies take net_arch"
         )
-    if config.network == "per_card" and config.algo != "maskable_ppo":
-        raise ValueError(f"{source}: key 'network': 'per_card' is implemented for algo: maskable_ppo")
+    if config.network == "card_attention" and config.features != "raw":
+        raise ValueError(
+            f"{source}: key 'network': 'card_attention' reads the raw observation; it needs features: raw, "
+            f"not {config.features!r}"
+        )
+    if config.network in ("per_card", "card_attention") and config.algo != "maskable_ppo":
+        raise ValueError(f"{source}: key 'network': {config.network!r} is implemented for algo: maskable_ppo")
     if config.algo == "recurrent_ppo" and config.resolved_rules.num_players != 1:
         raise ValueError(f"{source}: key 'algo': recurrent_ppo trains solitaire (rules with num_players: 1)")
     if config.algo == "recurrent_ppo" and config.vec_env == "subproc":
