@@ -15,6 +15,7 @@ from concentration_env.training.config import TrainConfig, config_from_mapping
 from concentration_env.training.run_folder import final_model_path, read_run_config
 
 BOARD_KEYS = ("cards", "face_up", "removed", "action_mask")
+BACK_KEY = "back"  # checkerboard decks only: each card's back colour, which raw models read
 
 
 def torch_index(rows: np.ndarray) -> Any:
@@ -91,7 +92,8 @@ class ModelPolicy:
 
     def act(self, observation: Mapping[str, Any], action_mask: np.ndarray) -> int:
         """The model's flip for one game's observation."""
-        batch = {key: np.asarray(observation[key])[None] for key in BOARD_KEYS if key != "action_mask"}
+        keys = [key for key in (*BOARD_KEYS, BACK_KEY) if key in observation and key != "action_mask"]
+        batch = {key: np.asarray(observation[key])[None] for key in keys}
         batch["action_mask"] = np.asarray(action_mask, dtype=np.int8)[None]
         return int(self.act_batch(batch)[0])
 
@@ -127,6 +129,8 @@ class ModelPolicy:
     def act_batch(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
         """Flips for a batch of ``(B, n)`` observations."""
         board = {key: np.asarray(observations[key]) for key in BOARD_KEYS}
+        if BACK_KEY in observations:
+            board[BACK_KEY] = np.asarray(observations[BACK_KEY])
         if self.config.observation_mode == "visible":
             shown = board["face_up"].astype(bool) | board["removed"].astype(bool)
             board["cards"] = np.where(shown, board["cards"], 0)

@@ -160,3 +160,13 @@ def test_smoke_train_save_reload_and_play(tmp_path):
     final = read_eval_csv(run_dir / "eval.csv")
     stats = agent_stats(config, rules, policy, config.eval_episodes, config.seed + EVAL_SEED_OFFSET)
     assert stats["moves"] == pytest.approx(final["moves"][-1])
+
+
+def test_a_checkerboard_model_reads_the_backs_when_it_plays(tmp_path):
+    rules = {"packs": 2, "backs": "checkerboard", "ranks": 1, "matching": "identical"}
+    config = config_from_mapping({**TINY, "rules": rules, "total_timesteps": 512, "eval_freq": 512})
+    run_dir = train(config, "attention", tmp_path / "run", progress_bar=False)
+    policy = ModelPolicy(run_dir)
+    assert "back" in policy._model.observation_space.spaces
+    result = play(config.resolved_rules, [policy], games=4, seed=0, max_turns=60)
+    np.testing.assert_array_equal(result.scores.sum(axis=1) + result.mismatches, result.turns)
