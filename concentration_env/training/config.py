@@ -24,6 +24,7 @@ from concentration_env.game.seats import OBSERVATION_MODES
 ALGOS = ("maskable_ppo", "ppo", "dqn", "recurrent_ppo")
 MASKED_ALGOS = ("maskable_ppo", "recurrent_ppo")  # the others flip blind; illegal flips follow illegal_action
 FEATURES = ("raw", "card_features")
+ATTENTION_SIZES = ("d_model", "layers", "heads")  # the policy_kwargs of network: card_attention
 NETWORKS = ("mlp", "per_card", "card_attention")
 VEC_ENVS = ("dummy", "subproc", "native")
 
@@ -184,7 +185,7 @@ def _check_combination(config: TrainConfig, source: str) -> None:
     """Checks that involve more than one key."""
     if config.network == "per_card" and config.features != "card_features":
         raise ValueError(f"{source}: key 'network': 'per_card' needs features: card_features")
-    if config.network != "per_card" and "hidden" in config.policy_kwargs:
+    if config.network == "mlp" and "hidden" in config.policy_kwargs:
         raise ValueError(
             f"{source}: key 'policy_kwargs': 'hidden' is the width of network: per_card; "
             "SB3's mlp policies take net_arch"
@@ -194,12 +195,31 @@ def _check_combination(config: TrainConfig, source: str) -> None:
             f"{source}: key 'network': 'card_attention' reads the raw observation; it needs features: raw, "
             f"not {config.features!r}"
         )
+    if config.network == "card_attention":
+        _check_attention_sizes(config.policy_kwargs, source)
     if config.network in ("per_card", "card_attention") and config.algo != "maskable_ppo":
         raise ValueError(f"{source}: key 'network': {config.network!r} is implemented for algo: maskable_ppo")
     if config.algo == "recurrent_ppo" and config.resolved_rules.num_players != 1:
         raise ValueError(f"{source}: key 'algo': recurrent_ppo trains solitaire (rules with num_players: 1)")
     if config.algo == "recurrent_ppo" and config.vec_env == "subproc":
         raise ValueError(f"{source}: key 'vec_env': recurrent_ppo steps games in-process; use dummy or native")
+
+
+def _check_attention_sizes(sizes: dict, source: str) -> None:
+    """``policy_kwargs`` of network: card_attention: whole sizes, the width split evenly by the heads."""
+    unknown = sorted(set(sizes) - set(ATTENTION_SIZES))
+    if unknown:
+        raise ValueError(
+            f"{source}: key 'policy_kwargs': unknown name(s) {', '.join(map(repr, unknown))} for network "
+            f"card_attention; allowed: {', '.join(ATTENTION_SIZES)}"
+        )
+    try:
+        checked = {name: check_int(name, value, 1) for name, value in sizes.items()}
+    except ValueError as error:
+        raise ValueError(f"{source}: key 'policy_kwargs': {error}") from None
+    d_model, heads = checked.get("d_model", 64), checked.get("heads", 4)
+    if d_model % heads:
+        raise ValueError(f"{source}: key 'policy_kwargs': d_model={d_model} must be a multiple of heads={heads}")
 
 
 def _check_learner_arguments(config: TrainConfig, source: str) -> None:

@@ -132,6 +132,12 @@ def test_config_validation():
         config_from_mapping({**TINY, "features": "card_features"})
     with pytest.raises(ValueError, match="'card_attention' is implemented for algo: maskable_ppo"):
         config_from_mapping({**TINY, "algo": "ppo"})
+    with pytest.raises(ValueError, match="unknown name\\(s\\) 'hidden' for network card_attention; allowed: d_model"):
+        config_from_mapping({**TINY, "policy_kwargs": {"hidden": 64}})
+    with pytest.raises(ValueError, match="'policy_kwargs': invalid layers=0"):
+        config_from_mapping({**TINY, "policy_kwargs": {"layers": 0}})
+    with pytest.raises(ValueError, match="d_model=30 must be a multiple of heads=4"):
+        config_from_mapping({**TINY, "policy_kwargs": {"d_model": 30}})
 
 
 def test_every_config_and_model_card_names_its_tier():
