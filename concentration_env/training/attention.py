@@ -104,9 +104,8 @@ class CardAttentionPolicy(MaskableActorCriticPolicy):
         face_vocabulary(observation_space)  # the one clear error for a space it cannot read
         self.d_model, self.layers, self.heads = d_model, layers, heads
         kwargs.setdefault("net_arch", [])
-        kwargs.setdefault(
-            "ortho_init", False
-        )  # torch's own init suits the transformer; the score layer is shrunk below
+        # torch's own init suits the transformer; the score layer is shrunk in _build.
+        kwargs.setdefault("ortho_init", False)
         kwargs["features_extractor_class"] = CardTokens
         kwargs["features_extractor_kwargs"] = {"d_model": d_model, "layers": layers, "heads": heads}
         kwargs["share_features_extractor"] = True
