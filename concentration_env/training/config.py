@@ -26,7 +26,8 @@ from concentration_env.game.seats import OBSERVATION_MODES
 ALGOS = ("maskable_ppo", "ppo", "dqn", "recurrent_ppo")
 MASKED_ALGOS = ("maskable_ppo", "recurrent_ppo")  # the others flip blind; illegal flips follow illegal_action
 FEATURES = ("raw", "card_features")
-NETWORKS = ("mlp", "per_card", "card_memory")
+ATTENTION_SIZES = ("d_model", "layers", "heads")  # the policy_kwargs of network: card_attention
+NETWORKS = ("mlp", "per_card", "card_attention", "card_memory")
 VEC_ENVS = ("dummy", "subproc", "native")
 
 
@@ -41,9 +42,11 @@ class TrainConfig:
     - ``observation_mode``: ``memory`` or ``visible``.
     - ``features``: ``raw`` observation, or ``card_features`` (``concentration_env.envs.features``).
     - ``network``: ``mlp`` (SB3's default policy; for ``recurrent_ppo``, its engineered
-      network), ``per_card`` (shared per-card scorer; needs ``card_features``) or
-      ``card_memory`` (``recurrent_ppo``'s raw-tier network: per-card memories and
-      attention across cards on the raw observation; needs ``features: raw``).
+      network), ``per_card`` (shared per-card scorer; needs ``card_features``),
+      ``card_attention`` (self-attention over per-card tokens of the raw observation,
+      ``concentration_env.training.attention``; needs ``raw``) or ``card_memory``
+      (``recurrent_ppo``'s raw-tier network: per-card memories and attention across cards
+      on the raw observation; needs ``features: raw``).
     - ``num_envs``, ``vec_env`` (``dummy``, ``subproc`` or ``native``: the batched
       ``concentration_env.integrations.sb3`` VecEnv, solitaire or versus), ``total_timesteps``, ``seed``.
     - ``policy_kwargs``, ``hyperparameters``: passed to the learner (names are checked).
@@ -77,11 +80,21 @@ class TrainConfig:
 
     @property
     def tier(self) -> str:
-        """``raw`` when the network sees the env's observation only; ``engineered`` when it is
-        given hand-made features or game knowledge (``card_features``, or recurrent_ppo's
-        ``mlp`` network with its match table and face read-out)."""
-        engineered = self.features == "card_features" or (self.algo == "recurrent_ppo" and self.network == "mlp")
-        return "engineered" if engineered else "raw"
+        """``raw`` when the network sees the env's observation and nothing else (any
+        encoding, a generic architecture, no hand-built targets); ``engineered`` otherwise."""
+        return "raw" if not self.engineered_by else "engineered"
+
+    @property
+    def engineered_by(self) -> tuple[str, ...]:
+        """What makes the run engineered (empty for the raw tier)."""
+        reasons = []
+        if self.features != "raw":
+            reasons.append(f"features: {self.features} (rules-derived per-card features)")
+        if self.network == "per_card":
+            reasons.append("network: per_card (scores the engineered features)")
+        if self.algo == "recurrent_ppo" and self.network == "mlp":
+            reasons.append("recurrent_ppo's mlp network (match-table scoring, self-supervised face read-out)")
+        return tuple(reasons)
 
     @property
     def masked(self) -> bool:
@@ -241,19 +254,26 @@ def _check_combination(config: TrainConfig, source: str) -> None:
     """Checks that involve more than one key."""
     if config.network == "per_card" and config.features != "card_features":
         raise ValueError(f"{source}: key 'network': 'per_card' needs features: card_features")
-    if config.network != "per_card" and "hidden" in config.policy_kwargs:
+    if config.network == "mlp" and "hidden" in config.policy_kwargs:
         raise ValueError(
             f"{source}: key 'policy_kwargs': 'hidden' is the width of network: per_card; "
             "SB3's mlp policies take net_arch"
         )
+    if config.network == "card_attention" and config.features != "raw":
+        raise ValueError(
+            f"{source}: key 'network': 'card_attention' reads the raw observation; it needs features: raw, "
+            f"not {config.features!r}"
+        )
+    if config.network == "card_attention":
+        _check_attention_sizes(config.policy_kwargs, source)
     if config.network == "card_memory" and config.features != "raw":
         raise ValueError(
             f"{source}: key 'network': 'card_memory' needs features: raw (it sees the raw observation only)"
         )
     if config.network == "card_memory" and config.algo != "recurrent_ppo":
         raise ValueError(f"{source}: key 'network': 'card_memory' is implemented for algo: recurrent_ppo")
-    if config.network == "per_card" and config.algo != "maskable_ppo":
-        raise ValueError(f"{source}: key 'network': 'per_card' is implemented for algo: maskable_ppo")
+    if config.network in ("per_card", "card_attention") and config.algo != "maskable_ppo":
+        raise ValueError(f"{source}: key 'network': {config.network!r} is implemented for algo: maskable_ppo")
     if config.algo == "recurrent_ppo" and config.resolved_rules.num_players != 1:
         raise ValueError(f"{source}: key 'algo': recurrent_ppo trains solitaire (rules with num_players: 1)")
     if not config.masked and config.resolved_rules.illegal_action == "raise":
@@ -264,6 +284,23 @@ def _check_combination(config: TrainConfig, source: str) -> None:
         )
     if config.algo == "recurrent_ppo" and config.vec_env == "subproc":
         raise ValueError(f"{source}: key 'vec_env': recurrent_ppo steps games in-process; use dummy or native")
+
+
+def _check_attention_sizes(sizes: dict, source: str) -> None:
+    """``policy_kwargs`` of network: card_attention: whole sizes, the width split evenly by the heads."""
+    unknown = sorted(set(sizes) - set(ATTENTION_SIZES))
+    if unknown:
+        raise ValueError(
+            f"{source}: key 'policy_kwargs': unknown name(s) {', '.join(map(repr, unknown))} for network "
+            f"card_attention; allowed: {', '.join(ATTENTION_SIZES)}"
+        )
+    try:
+        checked = {name: check_int(name, value, 1) for name, value in sizes.items()}
+    except ValueError as error:
+        raise ValueError(f"{source}: key 'policy_kwargs': {error}") from None
+    d_model, heads = checked.get("d_model", 64), checked.get("heads", 4)
+    if d_model % heads:
+        raise ValueError(f"{source}: key 'policy_kwargs': d_model={d_model} must be a multiple of heads={heads}")
 
 
 def _check_learner_arguments(config: TrainConfig, source: str) -> None:

@@ -46,6 +46,10 @@ def policy_for(config: Any, observation_space: gym.spaces.Space) -> Any:
         from concentration_env.training.networks import PerCardMaskablePolicy
 
         return PerCardMaskablePolicy
+    if config.network == "card_attention":
+        from concentration_env.training.attention import CardAttentionPolicy
+
+        return CardAttentionPolicy
     return "MultiInputPolicy" if config.features == "raw" else "MlpPolicy"
 
 

@@ -15,6 +15,7 @@ from concentration_env.training.config import TrainConfig, config_from_mapping
 from concentration_env.training.run_folder import final_model_path, read_run_config
 
 BOARD_KEYS = ("cards", "face_up", "removed", "action_mask")
+BACK_KEY = "back"  # checkerboard decks only: each card's back colour, which raw models read
 
 
 def torch_index(rows: np.ndarray) -> Any:
@@ -136,6 +137,8 @@ class ModelPolicy:
     def act_batch(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
         """Flips for a batch of ``(B, n)`` observations."""
         board = {key: np.asarray(observations[key]) for key in BOARD_KEYS}
+        if BACK_KEY in observations:
+            board[BACK_KEY] = np.asarray(observations[BACK_KEY])
         if self.config.observation_mode == "visible":
             shown = board["face_up"].astype(bool) | board["removed"].astype(bool)
             board["cards"] = np.where(shown, board["cards"], 0)

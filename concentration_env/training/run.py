@@ -55,6 +55,13 @@ class EvalLog:
             self.evaluate(timesteps, policy)
 
 
+def tier_comment(config: TrainConfig) -> str:
+    """The header of a run's ``config.yaml`` naming its tier (a comment: the tier follows
+    from the keys, so it is not one of them)."""
+    why = "; ".join(config.engineered_by) or "the network's input is the env's observation only"
+    return f"# tier: {config.tier} ({why})\n"
+
+
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
@@ -69,7 +76,7 @@ def train(
     torch.set_num_threads(TORCH_THREADS)
     run_dir = Path(run_dir) if run_dir is not None else new_run_dir(config_name)
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    (run_dir / "config.yaml").write_text(tier_comment(config) + yaml.safe_dump(config.to_dict(), sort_keys=False))
     rules = config.resolved_rules
     log = EvalLog(run_dir / "eval.csv", config, rules)
     began = time.perf_counter()
@@ -92,6 +99,7 @@ def train(
         "interrupted": interrupted,
         "tier": config.tier,
         "config_name": config_name,
+        "engineered_by": list(config.engineered_by),
     }
     (run_dir / "training.json").write_text(json.dumps(summary, indent=2) + "\n")
     from concentration_env.training.plots import learning_curve

@@ -49,6 +49,16 @@ SMALL = {
         "hyperparameters.batch_size=64",
         "hyperparameters.n_epochs=2",
     ],
+    **{
+        f"raw_attention_{matching}": [
+            "rules=toddler",
+            "num_envs=8",
+            "policy_kwargs.d_model=16",
+            "hyperparameters.n_steps=32",
+            "hyperparameters.batch_size=128",
+        ]
+        for matching in ("rank", "standard", "zebra")
+    },
     "maskable_throughput": [
         "rules=toddler",
         "num_envs=4",

@@ -1,0 +1,148 @@
+"""Self-attention over the cards of the raw observation (torch; imported only for training).
+
+Every card is one token built from its own columns of the env's observation and nothing
+else: the face it shows (``cards``: 0 for unknown, else face id + 1) as a learned embedding,
+plus one embedding of its flags (face up, removed, legal, and the back colour of
+checkerboard decks). No positional encoding: a few self-attention layers mix the tokens, so
+moving cards around moves the logits with them and leaves the value alone. Each token
+yields its card's logit; the value reads the mean of the tokens. Nothing in the network
+depends on the deck's size, and it is built from the observation space alone: the face
+vocabulary comes from the ``cards`` bound, with no rules or match table in sight.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from gymnasium import spaces
+from sb3_contrib.common.maskable.distributions import MaskableDistribution
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from torch import nn
+
+from concentration_env.training.networks import ACTION_GAIN
+
+FLAG_KEYS = ("face_up", "removed", "action_mask", "back")  # bit i of a card's flag index
+
+
+def face_vocabulary(observation_space: spaces.Space) -> int:
+    """The number of values a ``cards`` entry takes (unknown plus every face)."""
+    cards = observation_space.spaces.get("cards") if isinstance(observation_space, spaces.Dict) else None
+    if not isinstance(cards, spaces.MultiDiscrete):
+        raise ValueError(
+            f"network card_attention reads the raw observation (a Dict with a MultiDiscrete 'cards'); "
+            f"got {observation_space}"
+        )
+    return int(cards.nvec.max())
+
+
+class CardTokens(BaseFeaturesExtractor):
+    """Raw observation dict -> ``(batch, cards, d_model)`` tokens after self-attention.
+
+    Reads the observation's own integer columns (SB3's one-hot preprocessing is skipped by
+    :class:`CardAttentionPolicy`): rollouts pass the env's dtypes, the rollout buffer floats.
+    """
+
+    def __init__(self, observation_space: spaces.Dict, d_model: int = 64, layers: int = 2, heads: int = 4):
+        super().__init__(observation_space, features_dim=d_model)
+        self.vocabulary = face_vocabulary(observation_space)
+        self.flag_keys = tuple(key for key in FLAG_KEYS if key in observation_space.spaces)
+        self.faces = nn.Embedding(self.vocabulary, d_model)
+        self.flags = nn.Embedding(2 ** len(self.flag_keys), d_model)
+        layer = nn.TransformerEncoderLayer(
+            d_model, heads, dim_feedforward=2 * d_model, dropout=0.0, batch_first=True, norm_first=True
+        )
+        self.attend = nn.TransformerEncoder(layer, layers, norm=nn.LayerNorm(d_model), enable_nested_tensor=False)
+
+    def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
+        faces = observations["cards"].long()
+        flags = torch.zeros_like(faces)
+        for bit, key in enumerate(self.flag_keys):
+            flags |= observations[key].long() << bit
+        return self.attend(self.faces(faces) + self.flags(flags))
+
+
+class CardHeads(nn.Module):
+    """Tokens -> one logit per card, and the mean token as the value latent."""
+
+    def __init__(self, d_model: int):
+        super().__init__()
+        self.score = nn.Sequential(nn.Linear(d_model, d_model), nn.Tanh(), nn.Linear(d_model, 1))
+        self.pool = nn.Sequential(nn.Linear(d_model, d_model), nn.Tanh())
+        # What SB3's MlpExtractor exposes: the latent sizes of the two heads (the policy's
+        # latent is already the logits; see CardAttentionPolicy._build).
+        self.latent_dim_pi = 1
+        self.latent_dim_vf = d_model
+
+    def forward_actor(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.score(tokens).squeeze(-1)
+
+    def forward_critic(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.pool(tokens.mean(dim=1))
+
+    def forward(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.forward_actor(tokens), self.forward_critic(tokens)
+
+
+class CardAttentionPolicy(MaskableActorCriticPolicy):
+    """MaskablePPO policy over :class:`CardTokens` and :class:`CardHeads`: the raw tier's
+    attention learner. ``policy_kwargs``: ``d_model``, ``layers``, ``heads``."""
+
+    mlp_extractor: CardHeads  # type: ignore[assignment]  # SB3 types it as its MlpExtractor; any module with forward_actor/forward_critic works
+
+    def __init__(
+        self,
+        observation_space: spaces.Space,
+        action_space: spaces.Space,
+        *args: Any,
+        d_model: int = 64,
+        layers: int = 2,
+        heads: int = 4,
+        **kwargs: Any,
+    ):
+        face_vocabulary(observation_space)  # the one clear error for a space it cannot read
+        self.d_model, self.layers, self.heads = d_model, layers, heads
+        kwargs.setdefault("net_arch", [])
+        # torch's own init suits the transformer; the score layer is shrunk in _build.
+        kwargs.setdefault("ortho_init", False)
+        kwargs["features_extractor_class"] = CardTokens
+        kwargs["features_extractor_kwargs"] = {"d_model": d_model, "layers": layers, "heads": heads}
+        kwargs["share_features_extractor"] = True
+        super().__init__(observation_space, action_space, *args, **kwargs)
+
+    def _build_mlp_extractor(self) -> None:
+        self.mlp_extractor = CardHeads(self.d_model)
+
+    def _build(self, lr_schedule) -> None:
+        super()._build(lr_schedule)
+        # The per-card scores are the logits: drop SB3's dense action layer, start near
+        # uniform as SB3 does, and rebuild the optimizer over the parameters that remain.
+        self.action_net = nn.Identity()
+        last = self.mlp_extractor.score[-1]
+        assert isinstance(last, nn.Linear)
+        nn.init.orthogonal_(last.weight, gain=ACTION_GAIN)
+        nn.init.zeros_(last.bias)
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]  # SB3 types optimizer_class as the base Optimizer, which takes no lr
+
+    # SB3 one-hot encodes MultiDiscrete observations before the features extractor (a
+    # Python loop over the 52 columns); the tokens embed the integers instead, so every
+    # path that extracts features goes straight to the extractor.
+    def extract_features(self, obs: Any, features_extractor: BaseFeaturesExtractor | None = None) -> torch.Tensor:
+        return self.features_extractor(obs)
+
+    def get_distribution(self, obs: Any, action_masks: Any = None) -> MaskableDistribution:
+        distribution = self._get_action_dist_from_latent(self.mlp_extractor.forward_actor(self.extract_features(obs)))
+        if action_masks is not None:
+            distribution.apply_masking(action_masks)
+        return distribution
+
+    def predict_values(self, obs: Any) -> torch.Tensor:
+        return self.value_net(self.mlp_extractor.forward_critic(self.extract_features(obs)))
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data.update(d_model=self.d_model, layers=self.layers, heads=self.heads)
+        for key in ("features_extractor_class", "features_extractor_kwargs"):
+            data.pop(key, None)  # set from d_model, layers and heads
+        return data

@@ -1,0 +1,110 @@
+"""Training throughput of the raw attention learner against the current MaskablePPO learner.
+
+Both learners are built exactly as ``scripts/train.py`` builds them (``configs/train/
+raw_attention_standard.yaml`` and ``configs/train/maskable_throughput.yaml``: 52 cards,
+memory mode, the batched SB3 VecEnv) and trained in the same process with one torch thread,
+in alternating rounds of whole rollouts and updates, so that a busy machine slows both
+alike. It prints each learner's median env-steps per wall second and per CPU second, their
+ratio, and a cProfile summary of one attention iteration: rollout (of which the env) vs
+update.
+
+    python scripts/bench_train_speed.py [--rounds 3] [--iterations 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from concentration_env.training.config import load_config  # noqa: E402
+
+LEARNERS = {
+    "raw attention": ROOT / "configs" / "train" / "raw_attention_standard.yaml",
+    "maskable_throughput": ROOT / "configs" / "train" / "maskable_throughput.yaml",
+}
+TARGET_STEPS_PER_S = 20_000  # the issue's goal for the raw learner on an idle 2-core machine
+# Where one iteration's time goes: (label, function name, file the function is in).
+PHASES = (
+    ("rollout", "collect_rollouts", "ppo_mask.py"),
+    ("  env steps", "step_wait", "integrations/sb3.py"),
+    ("  policy forward", "forward", "maskable/policies.py"),
+    ("update", "train", "ppo_mask.py"),
+)
+
+
+def build(path: Path):
+    """The config's model on its vec env, warmed by one iteration (compiling, allocating);
+    returns the model and its steps per iteration (one rollout)."""
+    from concentration_env.training.envs import make_vec_env
+    from concentration_env.training.learners import build_sb3
+
+    config = load_config(path)
+    model = build_sb3(config, make_vec_env(config, config.resolved_rules, config.num_envs, config.seed), None)
+    steps = config.num_envs * config.hyperparameters["n_steps"]
+    model.learn(steps)
+    return model, steps
+
+
+def timed(model, steps: int) -> tuple[float, float]:
+    """Env-steps per wall second and per CPU second of ``steps`` more training."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    model.learn(steps, reset_num_timesteps=False)
+    return steps / (time.perf_counter() - wall), steps / (time.process_time() - cpu)
+
+
+def profile(model, steps: int) -> None:
+    """Print where one iteration's time goes, then the functions that spend the most."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    model.learn(steps, reset_num_timesteps=False)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    table = stats.stats  # type: ignore[attr-defined]  # pstats keeps its table untyped
+    total = max(entry[3] for entry in table.values())
+    print(f"\none raw attention iteration ({steps:,} env steps) under cProfile: {total:.2f} s")
+    for label, name, where in PHASES:
+        seconds = sum(entry[3] for (file, _, func), entry in table.items() if func == name and file.endswith(where))
+        print(f"  {label:18s} {seconds:8.2f} s  {100 * seconds / total:5.1f}%")
+    print("\nmost time spent inside (tottime):")
+    stats.sort_stats("tottime").print_stats(8)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=3, help="alternating timed rounds per learner")
+    parser.add_argument("--iterations", type=int, default=1, help="rollouts and updates per timed round")
+    args = parser.parse_args()
+    if args.rounds < 1 or args.iterations < 1:
+        parser.exit(2, "bench_train_speed.py: --rounds and --iterations must be at least 1\n")
+    import torch
+
+    torch.set_num_threads(1)
+    models = {name: build(path) for name, path in LEARNERS.items()}
+    rates: dict[str, list[tuple[float, float]]] = {name: [] for name in models}
+    for _ in range(args.rounds):
+        for name, (model, steps) in models.items():
+            rates[name].append(timed(model, steps * args.iterations))
+    medians = {
+        name: (statistics.median(r[0] for r in rounds), statistics.median(r[1] for r in rounds))
+        for name, rounds in rates.items()
+    }
+    print(f"training env-steps/s, one torch thread, median of {args.rounds} rounds:")
+    for name, (wall, cpu) in medians.items():
+        print(f"  {name:20s} {wall:10,.0f} per wall second {cpu:10,.0f} per CPU second  ({LEARNERS[name].name})")
+    ours, theirs = medians["raw attention"], medians["maskable_throughput"]
+    print(f"raw attention / maskable_throughput: {ours[0] / theirs[0]:.3f}x wall, {ours[1] / theirs[1]:.3f}x CPU")
+    verdict = "met" if ours[1] >= TARGET_STEPS_PER_S else "NOT met"
+    print(f"target {TARGET_STEPS_PER_S:,} env-steps/s for the raw learner: {verdict} (per CPU second)")
+    profile(*models["raw attention"])
+
+
+if __name__ == "__main__":
+    main()

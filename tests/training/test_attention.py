@@ -1,0 +1,179 @@
+"""The raw tier's attention learner: built from the observation space alone, equivariant to
+moving cards around, trainable and reloadable; and the tier every config and run names."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+
+import torch
+from gymnasium import spaces
+
+from baselines.evaluate import play
+from concentration_env.game import compile as compile_module
+from concentration_env.game.rules import Rules
+from concentration_env.training import ModelPolicy, load_config, train
+from concentration_env.training.config import config_from_mapping
+from concentration_env.training.evaluation import agent_stats
+from concentration_env.training.run import EVAL_SEED_OFFSET
+from concentration_env.training.run_folder import read_eval_csv
+
+CONFIGS = Path("configs/train")
+TINY = {
+    "algo": "maskable_ppo",
+    "rules": {"deck": "pictures", "pairs": 4},
+    "features": "raw",
+    "network": "card_attention",
+    "num_envs": 16,
+    "vec_env": "native",
+    "total_timesteps": 2048,
+    "policy_kwargs": {"d_model": 16, "layers": 1, "heads": 2},
+    "hyperparameters": {"n_steps": 32, "batch_size": 256, "n_epochs": 2, "target_kl": 0.05},
+    "eval_freq": 1024,
+    "eval_episodes": 8,
+    "checkpoint_freq": 2048,
+}
+
+
+def board(num_cards: int, faces: int, back: bool = False) -> spaces.Dict:
+    """An observation space written out by hand: no rules, no game."""
+    fields = {
+        "cards": spaces.MultiDiscrete(np.full(num_cards, faces + 1), dtype=np.int16),
+        "face_up": spaces.MultiBinary(num_cards),
+        "removed": spaces.MultiBinary(num_cards),
+        "action_mask": spaces.MultiBinary(num_cards),
+    }
+    if back:
+        fields["back"] = spaces.MultiBinary(num_cards)
+    return spaces.Dict(fields)
+
+
+def policy_of(space: spaces.Dict, **kwargs):
+    from concentration_env.training.attention import CardAttentionPolicy
+
+    num_cards = len(space["cards"].nvec)
+    return CardAttentionPolicy(space, spaces.Discrete(num_cards), lambda _: 3e-4, **kwargs)
+
+
+def random_obs(rng, batch: int, num_cards: int, faces: int, keys) -> dict[str, np.ndarray]:
+    obs = {key: rng.integers(0, 2, (batch, num_cards), dtype=np.int8) for key in keys}
+    obs["cards"] = rng.integers(0, faces + 1, (batch, num_cards)).astype(np.int16)
+    obs["action_mask"][:, 0] = 1  # at least one legal flip
+    return obs
+
+
+def logits_and_value(policy, obs):
+    tensors = {key: torch.as_tensor(value) for key, value in obs.items()}
+    with torch.no_grad():
+        tokens = policy.extract_features(tensors)
+        return policy.mlp_extractor.forward_actor(tokens).numpy(), policy.predict_values(tensors).numpy()
+
+
+@pytest.mark.parametrize("back", [False, True])
+def test_permuting_the_cards_permutes_the_logits_and_keeps_the_value(back):
+    rng = np.random.default_rng(0)
+    space = board(20, 10, back)
+    policy = policy_of(space)
+    obs = random_obs(rng, 5, 20, 10, space.spaces)
+    order = rng.permutation(20)
+    logits, value = logits_and_value(policy, obs)
+    moved, moved_value = logits_and_value(policy, {key: column[:, order] for key, column in obs.items()})
+    np.testing.assert_allclose(moved, logits[:, order], atol=1e-5)
+    np.testing.assert_allclose(moved_value, value, atol=1e-5)
+    assert np.ptp(logits, axis=1).min() > 0  # the cards get different logits: the check has teeth
+
+
+def test_the_flags_and_faces_reach_the_logits():
+    rng = np.random.default_rng(1)
+    space = board(12, 6, back=True)
+    policy = policy_of(space)
+    obs = random_obs(rng, 1, 12, 6, space.spaces)
+    logits, _ = logits_and_value(policy, obs)
+    for key in space.spaces:
+        changed = {k: v.copy() for k, v in obs.items()}
+        changed[key][0, 3] = (changed[key][0, 3] + 1) % 2 if key != "cards" else (changed[key][0, 3] + 1) % 7
+        assert not np.allclose(logits_and_value(policy, changed)[0][0, 3], logits[0, 3]), key
+
+
+def test_the_same_weights_serve_any_deck_size_within_the_face_vocabulary():
+    rng = np.random.default_rng(2)
+    policy = policy_of(board(12, 52))
+    for num_cards in (12, 104):
+        logits, value = logits_and_value(policy, random_obs(rng, 3, num_cards, 52, board(num_cards, 52).spaces))
+        assert logits.shape == (3, num_cards) and value.shape == (3, 1)
+
+
+def test_the_policy_is_built_and_run_from_the_spaces_alone(monkeypatch):
+    def no_rules(*args, **kwargs):
+        raise AssertionError("the attention policy touched the rules")
+
+    monkeypatch.setattr(Rules, "__init__", no_rules)
+    monkeypatch.setattr(compile_module, "compile_rules", no_rules)
+    space = board(8, 4)
+    policy = policy_of(space)
+    obs = random_obs(np.random.default_rng(3), 4, 8, 4, space.spaces)
+    actions, _ = policy.predict(obs, deterministic=True, action_masks=obs["action_mask"].astype(bool))
+    assert all(obs["action_mask"][row, action] for row, action in enumerate(actions))  # masked: legal flips only
+
+
+def test_a_space_it_cannot_read_gets_one_clear_error():
+    from concentration_env.training.attention import CardAttentionPolicy
+
+    with pytest.raises(ValueError, match="card_attention reads the raw observation"):
+        CardAttentionPolicy(spaces.Box(0, 1, (8, 5)), spaces.Discrete(8), lambda _: 3e-4)
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="'card_attention' reads the raw observation; it needs features: raw"):
+        config_from_mapping({**TINY, "features": "card_features"})
+    with pytest.raises(ValueError, match="'card_attention' is implemented for algo: maskable_ppo"):
+        config_from_mapping({**TINY, "algo": "ppo"})
+    with pytest.raises(ValueError, match="unknown name\\(s\\) 'hidden' for network card_attention; allowed: d_model"):
+        config_from_mapping({**TINY, "policy_kwargs": {"hidden": 64}})
+    with pytest.raises(ValueError, match="'policy_kwargs': invalid layers=0"):
+        config_from_mapping({**TINY, "policy_kwargs": {"layers": 0}})
+    with pytest.raises(ValueError, match="d_model=30 must be a multiple of heads=4"):
+        config_from_mapping({**TINY, "policy_kwargs": {"d_model": 30}})
+
+
+def test_every_config_and_model_card_names_its_tier():
+    assert config_from_mapping(TINY).tier == "raw" and not config_from_mapping(TINY).engineered_by
+    assert config_from_mapping({**TINY, "network": "mlp"}).tier == "raw"
+    assert load_config(CONFIGS / "visible_recurrent.yaml").engineered_by  # features: raw, yet engineered
+    for path in sorted(CONFIGS.glob("*.yaml")):
+        config = load_config(path)
+        assert path.read_text().startswith(f"# Tier: {config.tier} ("), path
+        assert (config.tier == "raw") == (not config.engineered_by), path
+    for card in sorted(Path("models").glob("*/README.md")):
+        config = load_config(card.parent / "config.yaml")
+        assert f"- Tier: {config.tier} (" in card.read_text(), card
+
+
+def test_smoke_train_save_reload_and_play(tmp_path):
+    config = config_from_mapping(TINY)
+    run_dir = train(config, "attention", tmp_path / "run", progress_bar=False)
+    summary = json.loads((run_dir / "training.json").read_text())
+    assert summary["timesteps"] >= 2048 and summary["tier"] == "raw" and summary["engineered_by"] == []
+    assert (run_dir / "config.yaml").read_text().startswith("# tier: raw (")
+    policy = ModelPolicy(run_dir)
+    rules = config.resolved_rules
+    result = play(rules, [policy], games=8, seed=0, max_turns=60)
+    np.testing.assert_array_equal(result.scores.sum(axis=1) + result.mismatches, result.turns)
+    # The reloaded model plays the final evaluation's deals as the model in training did.
+    final = read_eval_csv(run_dir / "eval.csv")
+    stats = agent_stats(config, rules, policy, config.eval_episodes, config.seed + EVAL_SEED_OFFSET)
+    assert stats["moves"] == pytest.approx(final["moves"][-1])
+
+
+def test_a_checkerboard_model_reads_the_backs_when_it_plays(tmp_path):
+    rules = {"packs": 2, "backs": "checkerboard", "ranks": 1, "matching": "identical"}
+    config = config_from_mapping({**TINY, "rules": rules, "total_timesteps": 512, "eval_freq": 512})
+    run_dir = train(config, "attention", tmp_path / "run", progress_bar=False)
+    policy = ModelPolicy(run_dir)
+    assert "back" in policy._model.observation_space.spaces
+    result = play(config.resolved_rules, [policy], games=4, seed=0, max_turns=60)
+    np.testing.assert_array_equal(result.scores.sum(axis=1) + result.mismatches, result.turns)
