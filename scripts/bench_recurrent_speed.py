@@ -43,13 +43,12 @@ def sb3_contrib_speed(config, steps: int) -> float:
 
 def our_speed(config, steps: int) -> float:
     """Env steps/s of concentration_env's recurrent PPO with the shipped config."""
-    from concentration_env.game.core import compile_rules
     from concentration_env.training.envs import make_vec_env
-    from concentration_env.training.recurrent import RecurrentPPO, RecurrentPPOSettings
+    from concentration_env.training.recurrent_run import build_agent
 
     rules = config.resolved_rules
     venv = make_vec_env(config, rules, config.num_envs, config.seed)
-    agent = RecurrentPPO(venv, compile_rules(rules).match, RecurrentPPOSettings(**config.hyperparameters))
+    agent = build_agent(config, rules, venv)
     began = time.perf_counter()
     agent.learn(steps)
     return agent.num_timesteps / (time.perf_counter() - began)

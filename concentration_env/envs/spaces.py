@@ -69,6 +69,12 @@ def scores_space(players: int, game: Game) -> spaces.Box:
     return spaces.Box(0, total_points(game), shape=(players,), dtype=np.int32)
 
 
+def versus_space(game: Game, players: int) -> spaces.Dict:
+    """``ConcentrationVs-v0``'s flat observation: the board with its mask, and every seat's
+    points with the learner's first."""
+    return spaces.Dict({**board_space(game).spaces, "scores": scores_space(players, game)})
+
+
 def table_observation_space(board: spaces.Dict, players: int, game: Game) -> spaces.Dict:
     """The PettingZoo classic observation: the board (without its mask) plus rotated
     scores under ``"observation"``, and the int8 ``"action_mask"``."""

@@ -78,8 +78,10 @@ class VersusEnv(gym.Env):
       changes who starts one game (the opponents play until the learner is on turn).
 
     ## Vectorised
-    ``concentration_env.integrations.sb3.make_sb3_vec_env(num_envs, seats=..., opponents=...)`` plays
-    many of these games on the batched core (:class:`concentration_env.game.batch.VersusBatch`),
+    ``gym.make_vec("ConcentrationVs-v0", num_envs, seats=..., opponents=...)`` (the native
+    :class:`concentration_env.envs.versus_vector.VersusVectorEnv`) and, for Stable-Baselines3,
+    ``concentration_env.integrations.sb3.make_sb3_vec_env(num_envs, seats=..., opponents=...)``
+    play many of these games on the batched core (:class:`concentration_env.game.batch.VersusBatch`),
     game for game the same as single envs seeded alike.
 
     ## Version History

@@ -100,12 +100,70 @@ def step_running(game: core.Game, state: core.State, actions: np.ndarray, sit_ou
         state.done &= ~sit_out
 
 
+def step_some(game: core.Game, state: core.State, actions: np.ndarray, skip: np.ndarray | None) -> core.Outcome:
+    """``core.step`` with the games where ``skip`` is True (if any) sitting it out, their
+    actions ignored as Gymnasium ignores those of games it resets."""
+    if skip is None or not skip.any():
+        return core.step(game, state, actions)
+    return step_running(game, state, np.where(skip, 0, actions), skip)
+
+
+def batch_actions(game: core.Game, actions: Any, num_envs: int) -> np.ndarray:
+    """One integer position per game, as an array; a clear error otherwise."""
+    array = np.asarray(actions)
+    if array.shape != (num_envs,):
+        raise ValueError(
+            f"actions must have shape ({num_envs},): one flip position 0..{game.num_cards - 1} "
+            f"per game; got shape {array.shape}"
+        )
+    return core.as_positions(game, array)
+
+
 def check_max_episode_steps(steps: Any) -> int | None:
     """Validate a time limit in flips (None for no limit)."""
     return check_int("max_episode_steps", steps, 1, optional=True, numpy=True)
 
 
-class GameBatch:
+class Batch:
+    """What both engines share: ``num_envs`` games on one core state (None before the first
+    deal), dealt by ``deal(rows)`` and reseeded by ``seed(seed)``."""
+
+    num_envs: int
+    state: core.State | None
+
+    def seed(self, seed: int | Sequence[int | None] | None) -> list[int | None]:
+        """Reseed the games' generators; returns the seeds used."""
+        raise NotImplementedError
+
+    def deal(self, rows: np.ndarray) -> None:
+        """Start new games in ``rows``."""
+        raise NotImplementedError
+
+    def reset(self, seed: int | Sequence[int | None] | None = None, mask: np.ndarray | None = None) -> None:
+        """Deal new games: all of them, or those where the bool ``mask`` is True (only once
+        every game has been dealt)."""
+        if mask is None:
+            rows = np.arange(self.num_envs)
+        else:
+            mask = np.asarray(mask)
+            if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
+                raise ValueError(
+                    f"reset mask must be a bool array of shape ({self.num_envs},); got {mask.dtype} {mask.shape}"
+                )
+            if self.state is None and not mask.all():
+                raise RuntimeError("the first reset must deal every game; call reset() without a mask")
+            rows = np.flatnonzero(mask)
+        if seed is not None:  # after the mask is checked, so a bad mask reseeds nothing
+            self.seed(seed)
+        self.deal(rows)
+
+    def require_reset(self) -> core.State:
+        if self.state is None:
+            raise RuntimeError("call reset() before step()")
+        return self.state
+
+
+class GameBatch(Batch):
     """``num_envs`` solitaire games on one core state, each with its own generator."""
 
     def __init__(
@@ -149,39 +207,13 @@ class GameBatch:
             self.state.assign(fresh, rows)
         self.elapsed[rows] = 0
 
-    def reset(self, seed: int | Sequence[int | None] | None = None, mask: np.ndarray | None = None) -> None:
-        """Deal new games: all of them, or those where the bool ``mask`` is True."""
-        if mask is None:
-            rows = np.arange(self.num_envs)
-        else:
-            mask = np.asarray(mask)
-            if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
-                raise ValueError(
-                    f"reset mask must be a bool array of shape ({self.num_envs},); got {mask.dtype} {mask.shape}"
-                )
-            if self.state is None and not mask.all():
-                raise RuntimeError("the first reset must deal every game; call reset() without a mask")
-            rows = np.flatnonzero(mask)
-        if seed is not None:  # after the mask is checked, so a bad mask reseeds nothing
-            self.seed(seed)
-        self.deal(rows)
-
     # -- playing ---------------------------------------------------------------------------
-    def require_reset(self) -> core.State:
-        if self.state is None:
-            raise RuntimeError("call reset() before step()")
-        return self.state
-
     def step(self, actions: Any, skip: np.ndarray | None = None) -> tuple[core.Outcome, np.ndarray, np.ndarray]:
         """Flip ``actions[i]`` in every game (games where ``skip`` is True sit this one out).
         Returns the core outcome, rewards (float64) and time-limit truncations."""
         state = self.require_reset()
-        actions = self.check_actions(actions)
-        if skip is not None and skip.any():
-            actions = np.where(skip, 0, actions)  # their actions are ignored, as Gymnasium does
-            outcome = step_running(self.game, state, actions, skip)
-        else:
-            outcome = core.step(self.game, state, actions)
+        actions = batch_actions(self.game, actions, self.num_envs)
+        outcome = step_some(self.game, state, actions, skip)
         self.elapsed += outcome.acted
         truncated = outcome.acted.copy()
         if self.max_episode_steps is None:
@@ -189,16 +221,6 @@ class GameBatch:
         else:
             truncated &= self.elapsed >= self.max_episode_steps
         return outcome, outcome.solitaire_reward, truncated
-
-    def check_actions(self, actions: Any) -> np.ndarray:
-        """One integer position per game, as an array; a clear error otherwise."""
-        array = np.asarray(actions)
-        if array.shape != (self.num_envs,):
-            raise ValueError(
-                f"actions must have shape ({self.num_envs},): one flip position 0..{self.game.num_cards - 1} "
-                f"per game; got shape {array.shape}"
-            )
-        return core.as_positions(self.game, array)
 
     def observe(self) -> dict[str, np.ndarray]:
         """The batched observation, each array (num_envs, num_cards)."""
@@ -213,7 +235,7 @@ class GameBatch:
         return core.legal_mask(self.require_reset())
 
 
-class VersusBatch:
+class VersusBatch(Batch):
     """``num_envs`` multi-player games: the learner holds seat ``seats[i]`` of game ``i`` and
     the batched policy ``opponents[i]`` plays every other seat of it. Opponents are policy
     objects with the batched methods of :class:`concentration_env.game.policy.BatchPolicy`
@@ -309,12 +331,6 @@ class VersusBatch:
         if rows.size:
             raise no_game_for_the_learner(int(self.seats[rows[0]]))
 
-    def reset(self, seed: int | Sequence[int | None] | None = None) -> None:
-        """Deal new games in every seat of the batch."""
-        if seed is not None:
-            self.seed(seed)
-        self.deal(np.arange(self.num_envs))
-
     def _reseed_opponents(self, rows: np.ndarray) -> None:
         """Reseed the opponents of games ``rows``, seat by seat, from each game's generator."""
         players = self.rules.num_players
@@ -330,28 +346,26 @@ class VersusBatch:
                 policy.reset_rows(np.array(policy_rows), seeds)
 
     # -- playing ---------------------------------------------------------------------------
-    def require_reset(self) -> core.State:
-        if self.state is None:
-            raise RuntimeError("call reset() before step()")
-        return self.state
-
-    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The learners flip ``actions[i]``; then the opponents play their turns. Returns each
-        learner's reward (float64), whether its game ended and whether its time ran out."""
+    def step(self, actions: Any, skip: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The learners flip ``actions[i]`` (games where ``skip`` is True sit this one out);
+        then the opponents play their turns. Returns each learner's reward (float64), whether
+        its game ended and whether its time ran out."""
         state = self.require_reset()
-        if state.done.any():
-            raise RuntimeError(f"games {np.flatnonzero(state.done).tolist()} are over; deal them before step()")
-        outcome = core.step(self.game, state, core.check_actions(self.game, actions))
+        skip = np.zeros(self.num_envs, dtype=bool) if skip is None else skip
+        if (state.done & ~skip).any():
+            over = np.flatnonzero(state.done & ~skip).tolist()
+            raise RuntimeError(f"games {over} are over; deal them before step()")
+        outcome = step_some(self.game, state, batch_actions(self.game, actions, self.num_envs), skip)
         rewards = self.before_first_flip + self._learner_rewards(outcome) + self.play_opponents()
         self.before_first_flip[:] = 0.0
-        self.elapsed += 1
-        terminated = state.done.copy()
+        self.elapsed += ~skip
+        terminated = state.done & ~skip
         if self.rules.reward_mode == "win_loss" and terminated.any():
             final = scoring.win_loss_rewards(scoring.winners(self.game, state))
             rewards += np.where(terminated, final[np.arange(self.num_envs), self.seats], 0)
         truncated = np.zeros(self.num_envs, dtype=bool)
         if self.max_episode_steps is not None:
-            truncated = ~terminated & (self.elapsed >= self.max_episode_steps)
+            truncated = ~terminated & ~skip & (self.elapsed >= self.max_episode_steps)
         return rewards, terminated, truncated
 
     def play_opponents(self) -> np.ndarray:

@@ -3,7 +3,8 @@
     invalid <field>=<value>[: <why>]; allowed: <what is allowed>
 
 Rules, batches, seats, training, benchmark and RLlib configs all check their fields here, so
-"an int but not a bool" and "one of these names" are written once.
+"an int but not a bool" and "one of these names" are written once. An unknown keyword is
+refused by :func:`reject_unknown`, with an error that is both a ``TypeError`` and a ``ValueError``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,26 @@ from collections.abc import Sequence
 from typing import Any, Literal, NoReturn, TypeGuard, overload
 
 import numpy as np
+
+
+class UnknownFieldError(TypeError, ValueError):
+    """An unknown keyword argument (or key of a rules mapping): a ``TypeError`` worded like
+    Python's own, so that callers probing for optional keywords (TorchRL's ``GymEnv`` passes
+    ``frameskip`` and retries without it) recognise it, and a ``ValueError`` like every other
+    bad setting."""
+
+
+def reject_unknown(source: str, names: Sequence[Any], kind: str, allowed: Sequence[str]) -> None:
+    """Raise :class:`UnknownFieldError` naming every one of ``names`` (if any) in Python's
+    words, with the ``kind`` of field they are not and what is ``allowed``."""
+    if not names:
+        return
+    listed = ", ".join(map(repr, names))
+    if len(names) == 1:
+        got = f"unknown {kind}: got an unexpected keyword argument {listed}"
+    else:
+        got = f"unknown {kind}s: got unexpected keyword arguments {listed}"
+    raise UnknownFieldError(f"{source}: {got}; allowed: {', '.join(allowed)}")
 
 
 def fail(field: str, value: Any, allowed: str, why: str | None = None) -> NoReturn:

@@ -1,7 +1,8 @@
 """The rules of Concentration: one frozen, validated object for every variant.
 
 ``Rules`` is the single source of truth for what game is played. It is checked once when it
-is built (every bad value raises one ``ValueError`` naming the field and what is allowed),
+is built (every bad value raises one ``ValueError`` naming the field and what is allowed; an
+unknown field name raises a ``TypeError`` in Python's words that is a ``ValueError`` too),
 and compiled once by :func:`concentration_env.game.core.compile_rules` into the arrays the game
 core runs on. Named presets live as YAML files in ``configs/rules/``.
 """
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from concentration_env.game.cards import JOKERS_PER_PACK, SUITS, Card, picture_faces, standard_faces
-from concentration_env.game.checks import check_bool, check_choice, check_int, fail, is_int
+from concentration_env.game.checks import check_bool, check_choice, check_int, fail, is_int, reject_unknown
 
 PRESET_DIR = Path(__file__).resolve().parents[1] / "presets"
 # A preset's file name: lowercase words joined by "_", which is also what makes an env id of it.
@@ -231,12 +232,9 @@ FIELDS = tuple(field.name for field in dataclasses.fields(Rules))
 
 
 def _reject_unknown_fields(mapping: Mapping, source: str) -> None:
-    """A ``ValueError`` naming every key that is not a rule field (keys of any type)."""
-    unknown = sorted((key for key in mapping if key not in FIELDS), key=repr)
-    if unknown:
-        raise ValueError(
-            f"{source}: unknown rule field(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(FIELDS)}"
-        )
+    """An :class:`~concentration_env.game.checks.UnknownFieldError` (a ``TypeError`` and a
+    ``ValueError``) naming every key that is not a rule field (keys of any type)."""
+    reject_unknown(source, sorted((key for key in mapping if key not in FIELDS), key=repr), "rule field", FIELDS)
 
 
 def preset_names() -> tuple[str, ...]:

@@ -22,7 +22,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from concentration_env.envs.opponents import resolve_opponents
 from concentration_env.envs.policy_specs import DEFAULT_OPPONENT
 from concentration_env.envs.solitaire import MAX_EPISODE_STEPS
-from concentration_env.envs.spaces import board_space, scores_space
+from concentration_env.envs.spaces import board_space, versus_space
 from concentration_env.game.batch import GameBatch, VersusBatch, check_num_envs
 from concentration_env.game.rules import FIELDS, Rules, resolve_rules
 from concentration_env.game.seats import agent_name, table_rules
@@ -180,9 +180,7 @@ class ConcentrationVsSB3VecEnv(BatchVecEnv):
         table = table_rules(rules, num_players, **rule_fields)
         opponents = resolve_opponents(kwargs.pop("opponents", DEFAULT_OPPONENT), table, check_num_envs(num_envs))
         batch = VersusBatch(num_envs, table, opponents=opponents, max_episode_steps=max_episode_steps, **kwargs)
-        board = board_space(batch.game)
-        space = spaces.Dict({**board.spaces, "scores": scores_space(batch.rules.num_players, batch.game)})
-        super().__init__(batch, space)
+        super().__init__(batch, versus_space(batch.game, batch.rules.num_players))
         self.agents = [agent_name(int(seat)) for seat in batch.seats]
 
     def _advance(self, actions):

@@ -26,7 +26,7 @@ from concentration_env.game.seats import OBSERVATION_MODES
 ALGOS = ("maskable_ppo", "ppo", "dqn", "recurrent_ppo")
 MASKED_ALGOS = ("maskable_ppo", "recurrent_ppo")  # the others flip blind; illegal flips follow illegal_action
 FEATURES = ("raw", "card_features")
-NETWORKS = ("mlp", "per_card")
+NETWORKS = ("mlp", "per_card", "card_memory")
 VEC_ENVS = ("dummy", "subproc", "native")
 
 
@@ -40,8 +40,10 @@ class TrainConfig:
     - ``rules``: a preset name or a mapping of rule fields (optionally with ``preset``).
     - ``observation_mode``: ``memory`` or ``visible``.
     - ``features``: ``raw`` observation, or ``card_features`` (``concentration_env.envs.features``).
-    - ``network``: ``mlp`` (SB3's default policy) or ``per_card`` (shared per-card scorer;
-      needs ``card_features``).
+    - ``network``: ``mlp`` (SB3's default policy; for ``recurrent_ppo``, its engineered
+      network), ``per_card`` (shared per-card scorer; needs ``card_features``) or
+      ``card_memory`` (``recurrent_ppo``'s raw-tier network: per-card memories and
+      attention across cards on the raw observation; needs ``features: raw``).
     - ``num_envs``, ``vec_env`` (``dummy``, ``subproc`` or ``native``: the batched
       ``concentration_env.integrations.sb3`` VecEnv, solitaire or versus), ``total_timesteps``, ``seed``.
     - ``policy_kwargs``, ``hyperparameters``: passed to the learner (names are checked).
@@ -72,6 +74,14 @@ class TrainConfig:
     def resolved_rules(self) -> Rules:
         """The rule set this config plays, resolved once (every layer reads this one)."""
         return rules_from_config(self.rules)
+
+    @property
+    def tier(self) -> str:
+        """``raw`` when the network sees the env's observation only; ``engineered`` when it is
+        given hand-made features or game knowledge (``card_features``, or recurrent_ppo's
+        ``mlp`` network with its match table and face read-out)."""
+        engineered = self.features == "card_features" or (self.algo == "recurrent_ppo" and self.network == "mlp")
+        return "engineered" if engineered else "raw"
 
     @property
     def masked(self) -> bool:
@@ -236,6 +246,12 @@ def _check_combination(config: TrainConfig, source: str) -> None:
             f"{source}: key 'policy_kwargs': 'hidden' is the width of network: per_card; "
             "SB3's mlp policies take net_arch"
         )
+    if config.network == "card_memory" and config.features != "raw":
+        raise ValueError(
+            f"{source}: key 'network': 'card_memory' needs features: raw (it sees the raw observation only)"
+        )
+    if config.network == "card_memory" and config.algo != "recurrent_ppo":
+        raise ValueError(f"{source}: key 'network': 'card_memory' is implemented for algo: recurrent_ppo")
     if config.network == "per_card" and config.algo != "maskable_ppo":
         raise ValueError(f"{source}: key 'network': 'per_card' is implemented for algo: maskable_ppo")
     if config.algo == "recurrent_ppo" and config.resolved_rules.num_players != 1:

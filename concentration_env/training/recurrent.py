@@ -2,23 +2,31 @@
 
 In visible mode the agent sees only the cards face up now, so it must remember what it saw.
 sb3-contrib's ``RecurrentPPO`` runs at about 21 env-steps/s on this 2-core machine with its
-defaults; this learner is written for the game instead:
+defaults; this learner is written for the game instead. It has two networks (a config's
+``network``), both per-card recurrent memories
+(:class:`~concentration_env.training.memory.CardRecurrence`: every position has its own GRU
+state, all positions sharing one ``GRUCell``):
 
-- **Per-card memory** (:class:`CardMemoryNet`): every position has its own GRU state, all
-  positions sharing one ``GRUCell``. Each step a card's input is what is visible of it now
-  (its face one-hot while face up, captured, legal, first card of the turn) plus the turn
-  context, so remembering "the card at 17 is the queen of hearts" is one cell's job.
-- **Face read-out**: a linear read-out of each card's memory predicts which face lies there
-  (or "not seen"), trained with a self-supervised loss (``recall_coef``) against the
-  agent's own record of the faces it has been shown (:func:`remember`, built from its
-  observations alone: no hidden state). A card's logit then uses the probability, through
-  the rules' match table, that it pairs with the turn's first card: "flip the known
-  partner" needs no learning of the matching rule itself.
+- ``network: card_memory`` (:class:`~concentration_env.training.memory.RawMemoryNet`, the
+  *raw* tier): the env's raw observations only, self-attention across cards, an auxiliary
+  read-out of the face last seen at each position.
+- ``network: mlp`` (:class:`CardMemoryNet`, the *engineered* tier). Each step a card's
+  input is what is visible of it now (its face one-hot while face up, captured, legal,
+  first card of the turn) plus the turn context, so remembering "the card at 17 is the
+  queen of hearts" is one cell's job. A linear **face read-out** of each card's memory
+  predicts which face lies there (or "not seen"), trained with a self-supervised loss
+  (``recall_coef``) against the agent's own record of the faces it has been shown
+  (:func:`remember`, built from its observations alone: no hidden state). A card's logit
+  then uses the probability, through the rules' match table, that it pairs with the turn's
+  first card: "flip the known partner" needs no learning of the matching rule itself.
+
+Both train the same way:
+
 - **PPO with truncated BPTT over the rollout**: rollouts of ``n_steps`` for all envs at once;
   each epoch replays whole env sequences from the stored start state, with the memory
   zeroed at episode starts; minibatches split the envs. Only the GRU's hidden side runs step
-  by step (:meth:`CardMemoryNet.recur`); the read-out, scores, values and losses of every
-  step of a minibatch are one batched call (:meth:`CardMemoryNet.heads`).
+  by step (:meth:`CardRecurrence.recur`); the read-out, scores, values and losses of every
+  step of a minibatch are one batched call (the network's ``heads``).
 
 It trains on any SB3 ``VecEnv`` of Dict observations (the batched ``concentration_env.integrations.sb3``
 one, ``vec_env: native``, or SB3's ``DummyVecEnv`` of solitaire envs); masks come from the
@@ -38,7 +46,8 @@ import numpy as np
 import torch
 from torch import nn
 
-ACTION_GAIN = 0.01
+from concentration_env.training.memory import ACTION_GAIN, CardRecurrence, RawMemoryNet
+
 MASKED_LOGIT = -1e9
 
 
@@ -56,16 +65,17 @@ class RecurrentPPOSettings:
     ent_coef: float = 0.01
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
-    recall_coef: float = 1.0  # weight of the self-supervised "which face lies here" loss
+    recall_coef: float = 1.0  # weight of the "which face was last seen here" loss (own observations)
     hidden: int = 64
 
 
 SETTINGS = tuple(f.name for f in dataclasses.fields(RecurrentPPOSettings))
 
 
-class CardMemoryNet(nn.Module):
+class CardMemoryNet(CardRecurrence):
     """Per-card GRU memory, a face read-out, and match-aware scoring; see the module docstring."""
 
+    ARGUMENTS = ("match",)
     match: torch.Tensor  # a registered buffer, which nn.Module's typing cannot see
 
     def __init__(self, match: np.ndarray, hidden: int = 64):
@@ -84,11 +94,10 @@ class CardMemoryNet(nn.Module):
         self.value = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
         nn.init.orthogonal_(cast(nn.Linear, self.score[-1]).weight, gain=ACTION_GAIN)
 
-    def initial_state(self, batch: int, num_cards: int) -> torch.Tensor:
-        return torch.zeros(batch, num_cards, self.hidden)
+    def arguments(self) -> dict[str, Any]:
+        return {"match": self.match[1:, 1:].numpy().astype(bool)}
 
     def card_inputs(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
-        """(..., n, inputs) float tensor from a batch of raw observations."""
         cards = obs["cards"].long()
         up = obs["face_up"].float()
         mid_turn = (up.sum(dim=-1, keepdim=True) == 1).float()
@@ -97,33 +106,7 @@ class CardMemoryNet(nn.Module):
         flags = [up, obs["removed"].float(), obs["action_mask"].float(), first, mid_turn.expand_as(up)]
         return torch.cat([onehot, torch.stack(flags, dim=-1)], dim=-1)
 
-    def recur(self, inputs: torch.Tensor, memory: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
-        """Every card's memory after each flip of a sequence: (T, B, n, hidden) from inputs
-        (T, B, n, k), the memory before it (B, n, hidden) and episode starts (T, B), where the
-        memory is zeroed first.
-
-        The ``GRUCell``'s own update, with the input side computed for all steps in one call:
-        only the hidden side is sequential (fewer, larger tensor ops than a cell per step)."""
-        cell, hidden = self.cell, self.hidden
-        # Unbound per step (not indexed in the loop): the backward of an index fills a zero
-        # tensor of the whole sequence per step.
-        from_inputs = nn.functional.linear(inputs, cell.weight_ih, cell.bias_ih)
-        gates_in, candidate_in = from_inputs.split([2 * hidden, hidden], -1)
-        keep = (1 - starts)[..., None, None]
-        memories = []
-        for gate_in, cand_in, keep_t in zip(gates_in.unbind(), candidate_in.unbind(), keep.unbind()):
-            memory = memory * keep_t
-            from_memory = nn.functional.linear(memory, cell.weight_hh, cell.bias_hh)
-            gates_h, candidate_h = from_memory.split([2 * hidden, hidden], -1)
-            reset, update = torch.sigmoid(gate_in + gates_h).chunk(2, -1)
-            candidate = torch.tanh(cand_in + reset * candidate_h)
-            memory = candidate + update * (memory - candidate)
-            memories.append(memory)
-        return torch.stack(memories)
-
     def heads(self, inputs: torch.Tensor, memory: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """(logits (..., n), value (...), face read-out logits (..., n, num_faces + 1)) from the
-        inputs and the memory after them, for any leading batch dimensions."""
         recall = self.readout(memory)
         belief = recall.softmax(dim=-1)  # what the agent believes lies at each position
         first = inputs[..., -2:-1]  # the "first" flag
@@ -142,14 +125,19 @@ class CardMemoryNet(nn.Module):
         logits = self.score[1:](per_card + per_game[..., None, :]).squeeze(-1)
         return logits, self.value(pooled).squeeze(-1), recall
 
-    def step(
-        self, inputs: torch.Tensor, memory: torch.Tensor, starts: torch.Tensor | None = None
-    ) -> tuple[torch.Tensor, ...]:
-        """One flip for a batch (inputs (B, n, k)): (logits, value, memory, face read-out)."""
-        starts = torch.zeros(len(inputs)) if starts is None else starts
-        memory = self.recur(inputs[None], memory, starts[None])[0]
-        logits, value, recall = self.heads(inputs, memory)
-        return logits, value, memory, recall
+
+# A config's ``network`` for algo recurrent_ppo: the class it names.
+NETWORK_CLASSES: dict[str, type[CardRecurrence]] = {"mlp": CardMemoryNet, "card_memory": RawMemoryNet}
+
+
+def build_network(network: str, observation_space: Any, hidden: int, match: np.ndarray | None = None) -> CardRecurrence:
+    """A fresh network: ``card_memory`` from the observation space alone, ``mlp`` (the
+    engineered one) with the rules' match table."""
+    if network == "card_memory":
+        return RawMemoryNet.from_space(observation_space, hidden)
+    if match is None:
+        raise ValueError(f"network {network!r} needs the rules' match table")
+    return CardMemoryNet(match, hidden)
 
 
 def masked_distribution(logits: torch.Tensor, mask: torch.Tensor) -> torch.distributions.Categorical:
@@ -175,12 +163,20 @@ def obs_tensors(obs: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
 class RecurrentPPO:
     """Recurrent PPO over a VecEnv of Dict observations; see the module docstring."""
 
-    def __init__(self, venv: Any, match: np.ndarray, settings: RecurrentPPOSettings, seed: int = 0):
+    def __init__(
+        self,
+        venv: Any,
+        settings: RecurrentPPOSettings,
+        seed: int = 0,
+        network: str = "mlp",
+        match: np.ndarray | None = None,
+    ):
         torch.manual_seed(seed)
         self.venv = venv
         self.settings = settings
+        self.network = network
         self.num_cards = venv.observation_space["cards"].shape[0]
-        self.net = CardMemoryNet(match, settings.hidden)
+        self.net = build_network(network, venv.observation_space, settings.hidden, match)
         # foreach: one multi-tensor update instead of a loop over the parameters (same result).
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=settings.learning_rate, eps=1e-5, foreach=True)
         self.num_timesteps = 0
@@ -278,8 +274,9 @@ class RecurrentPPO:
             {
                 "state_dict": self.net.state_dict(),
                 "settings": dataclasses.asdict(self.settings),
-                "match": self.net.match[1:, 1:].numpy().astype(bool),
                 "num_cards": self.num_cards,
+                "network": self.network,
+                **self.net.arguments(),
             },
             Path(path),
         )
@@ -288,7 +285,7 @@ class RecurrentPPO:
 class RecurrentActor:
     """A saved :class:`RecurrentPPO` network playing a batch of games (keeps their memory)."""
 
-    def __init__(self, net: CardMemoryNet, num_cards: int):
+    def __init__(self, net: CardRecurrence, num_cards: int):
         self.net = net
         self.num_cards = num_cards
         self.reset(1)
@@ -298,7 +295,9 @@ class RecurrentActor:
         """The actor of a network saved by :meth:`RecurrentPPO.save`."""
         data = torch.load(Path(path), weights_only=False)
         settings = RecurrentPPOSettings(**data["settings"])
-        net = CardMemoryNet(data["match"], settings.hidden)
+        # Files saved before the raw network existed name none: they hold the engineered one.
+        network = NETWORK_CLASSES[data.get("network", "mlp")]
+        net = network(**{name: data[name] for name in network.ARGUMENTS}, hidden=settings.hidden)
         net.load_state_dict(data["state_dict"])
         net.eval()
         return cls(net, data["num_cards"])

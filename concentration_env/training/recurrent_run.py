@@ -15,14 +15,21 @@ from concentration_env.training.model_policy import ModelPolicy
 from concentration_env.training.recurrent import RecurrentPPO, RecurrentPPOSettings
 
 
+def build_agent(config: TrainConfig, rules: Rules, venv: Any) -> RecurrentPPO:
+    """A fresh learner for ``config`` on ``venv``; only the engineered network is given the
+    rules' match table (``card_memory`` is built from the observation space alone)."""
+    settings = RecurrentPPOSettings(**config.hyperparameters)
+    match = None if config.network == "card_memory" else compile_rules(rules).match
+    return RecurrentPPO(venv, settings, seed=config.seed, network=config.network, match=match)
+
+
 def train_recurrent(config: TrainConfig, rules: Rules, run_dir: Path, log: Any, progress_bar: bool) -> tuple[int, bool]:
     """Train a recurrent PPO agent for ``config``; returns (steps, interrupted)."""
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
-    settings = RecurrentPPOSettings(**config.hyperparameters)
     venv = make_vec_env(config, rules, config.num_envs, config.seed)
-    agent = RecurrentPPO(venv, compile_rules(rules).match, settings, seed=config.seed)
+    agent = build_agent(config, rules, venv)
     writer = SummaryWriter(str(run_dir / "tb"))
     checkpoints = run_dir / "checkpoints"
     checkpoints.mkdir(exist_ok=True)
@@ -34,7 +41,7 @@ def train_recurrent(config: TrainConfig, rules: Rules, run_dir: Path, log: Any, 
         steps = agent.num_timesteps
         bar.update(steps - bar.n)
         episode_returns.extend(info["episode"]["r"] for info in stats["episodes"] if "episode" in info)
-        for key in ("policy_loss", "value_loss", "entropy"):
+        for key in ("policy_loss", "value_loss", "entropy", "recall_loss"):
             writer.add_scalar(f"train/{key}", stats[key], steps)
         if episode_returns:
             writer.add_scalar("rollout/ep_rew_mean", float(np.mean(episode_returns[-100:])), steps)

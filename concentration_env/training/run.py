@@ -90,6 +90,7 @@ def train(
         "wall_seconds": round(seconds, 1),
         "steps_per_second": round(steps / seconds, 1),
         "interrupted": interrupted,
+        "tier": config.tier,
         "config_name": config_name,
     }
     (run_dir / "training.json").write_text(json.dumps(summary, indent=2) + "\n")

@@ -8,7 +8,8 @@ A run folder (default ``runs/<config>-<timestamp>/``) holds:
 - ``eval.csv``: deterministic evaluations over training (masked for masked learners),
   columns :data:`EVAL_COLUMNS`;
 - ``learning_curve.png``: the evaluations with the baselines' levels as horizontal lines;
-- ``training.json``: steps, wall time, steps/s, and whether the run was interrupted.
+- ``training.json``: steps, wall time, steps/s, whether the run was interrupted, and the
+  learner's tier (``raw``: the env's observation only; ``engineered``).
 
 A model folder under ``models/`` has the same files (the model as ``model.zip`` or
 ``model.pt``). Training (:mod:`.run`) writes these files; the policy of a saved model

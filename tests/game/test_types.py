@@ -43,7 +43,9 @@ def test_a_deck_given_as_an_array_is_refused():
 
 
 def test_keys_that_are_not_strings_are_named():
-    with pytest.raises(ValueError, match=r"unknown rule field\(s\) 'colour', \(1,\), 1; allowed: deck"):
+    with pytest.raises(
+        ValueError, match=r"unknown rule fields: got unexpected keyword arguments 'colour', \(1,\), 1; allowed: deck"
+    ):
         Rules.from_mapping({1: 2, "colour": "red", (1,): 3, "packs": 1})
 
 

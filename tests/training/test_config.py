@@ -40,6 +40,12 @@ def test_shipped_configs_exist():
         ("hyperparameters: {n_stepz: 8}\n", "hyperparameters", "'n_stepz'"),
         ("hyperparameters: [1, 2]\n", "hyperparameters", "expected a mapping"),
         ("network: per_card\nfeatures: raw\n", "network", "needs features: card_features"),
+        (
+            "algo: recurrent_ppo\nnetwork: card_memory\nfeatures: card_features\n",
+            "network",
+            "'card_memory' needs features: raw",
+        ),
+        ("algo: maskable_ppo\nnetwork: card_memory\n", "network", "implemented for algo: recurrent_ppo"),
         ("algo: recurrent_ppo\nhyperparameters: {batch_size: 8}\n", "hyperparameters", "'batch_size'"),
         ("opponents: []\n", "opponents", "non-empty list"),
         ("policy_kwargs: {hidden: 8}\n", "policy_kwargs", "'hidden' is the width"),

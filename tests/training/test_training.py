@@ -27,6 +27,14 @@ SMALL = {
         "hyperparameters.n_epochs=2",
     ],
     "visible_recurrent": ["rules.pairs=3", "num_envs=8", "hyperparameters.n_steps=32", "hyperparameters.n_epochs=1"],
+    "raw_memory_visible": ["rules.pairs=3", "num_envs=8", "hyperparameters.n_steps=32", "hyperparameters.n_epochs=1"],
+    "raw_memory_visible_52": [
+        "rules=toddler",
+        "num_envs=4",
+        "hyperparameters.n_steps=32",
+        "hyperparameters.n_epochs=1",
+        "hyperparameters.env_batches=2",
+    ],
     "duel2p_ppo": [
         "rules.ranks=3",
         "num_envs=4",

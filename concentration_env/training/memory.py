@@ -1,0 +1,128 @@
+"""Per-card recurrent memories, and the raw-tier memory network of the recurrent PPO.
+
+:class:`CardRecurrence` is what both networks of :mod:`concentration_env.training.recurrent`
+share: every position of the board has its own memory, all positions updated by one
+``GRUCell`` fed that card's input each flip, with only the hidden side of the recurrence
+run step by step.
+
+:class:`RawMemoryNet` (``network: card_memory``, the *raw* tier) knows nothing of the game
+beyond the observation space: each card's input is what the env shows of it now (its face
+id one-hot, 0 = not shown, and its face-up, captured and legal flags). Each flip every
+card's token (its memory and what is shown of it now) attends to all the others, one
+self-attention layer with no positions, so a relation such as "the card I remember here
+has the face of the one up now" can be learned; one logit per card, the value from the
+pooled tokens. Permuting the positions of an observation sequence permutes the logits.
+Its only read-out is an auxiliary one: from each card's memory, the face last seen there
+(the target, :func:`concentration_env.training.recurrent.remember`, is the agent's own
+earlier observations), weighted by ``recall_coef`` in the loss and never fed to the policy.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, cast
+
+import numpy as np
+import torch
+from torch import nn
+
+ACTION_GAIN = 0.01  # the last scoring layer starts near zero: a near-uniform first policy
+FLAGS = ("face_up", "removed", "action_mask")  # the per-card flags the raw network is shown
+
+
+class CardRecurrence(nn.Module, ABC):
+    """Per-card memories updated by one shared ``GRUCell``; subclasses make the inputs and heads."""
+
+    ARGUMENTS: tuple[str, ...]  # constructor arguments (besides ``hidden``) saved with the weights
+    cell: nn.GRUCell
+    hidden: int
+
+    def initial_state(self, batch: int, num_cards: int) -> torch.Tensor:
+        return torch.zeros(batch, num_cards, self.hidden)
+
+    @abstractmethod
+    def card_inputs(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """(..., n, inputs) float tensor from a batch of raw observations."""
+
+    @abstractmethod
+    def heads(self, inputs: torch.Tensor, memory: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """(logits (..., n), value (...), face read-out logits (..., n, num_faces + 1)) from the
+        inputs and the memory after them, for any leading batch dimensions."""
+
+    def arguments(self) -> dict[str, Any]:
+        """The values of :attr:`ARGUMENTS`, to rebuild the network from a saved file."""
+        return {name: getattr(self, name) for name in self.ARGUMENTS}
+
+    def recur(self, inputs: torch.Tensor, memory: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
+        """Every card's memory after each flip of a sequence: (T, B, n, hidden) from inputs
+        (T, B, n, k), the memory before it (B, n, hidden) and episode starts (T, B), where the
+        memory is zeroed first.
+
+        The ``GRUCell``'s own update, with the input side computed for all steps in one call:
+        only the hidden side is sequential (fewer, larger tensor ops than a cell per step)."""
+        cell, hidden = self.cell, self.hidden
+        # Unbound per step (not indexed in the loop): the backward of an index fills a zero
+        # tensor of the whole sequence per step.
+        from_inputs = nn.functional.linear(inputs, cell.weight_ih, cell.bias_ih)
+        gates_in, candidate_in = from_inputs.split([2 * hidden, hidden], -1)
+        keep = (1 - starts)[..., None, None]
+        memories = []
+        for gate_in, cand_in, keep_t in zip(gates_in.unbind(), candidate_in.unbind(), keep.unbind()):
+            memory = memory * keep_t
+            from_memory = nn.functional.linear(memory, cell.weight_hh, cell.bias_hh)
+            gates_h, candidate_h = from_memory.split([2 * hidden, hidden], -1)
+            reset, update = torch.sigmoid(gate_in + gates_h).chunk(2, -1)
+            candidate = torch.tanh(cand_in + reset * candidate_h)
+            memory = candidate + update * (memory - candidate)
+            memories.append(memory)
+        return torch.stack(memories)
+
+    def step(
+        self, inputs: torch.Tensor, memory: torch.Tensor, starts: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, ...]:
+        """One flip for a batch (inputs (B, n, k)): (logits, value, memory, face read-out)."""
+        starts = torch.zeros(len(inputs)) if starts is None else starts
+        memory = self.recur(inputs[None], memory, starts[None])[0]
+        logits, value, recall = self.heads(inputs, memory)
+        return logits, value, memory, recall
+
+
+class RawMemoryNet(CardRecurrence):
+    """Per-card GRU memory and self-attention across cards on raw observations; see the module docstring."""
+
+    ARGUMENTS = ("num_faces", "num_heads")
+
+    def __init__(self, num_faces: int, hidden: int = 64, num_heads: int = 4):
+        super().__init__()
+        if hidden % num_heads:
+            raise ValueError(f"hidden ({hidden}) must be a multiple of num_heads ({num_heads})")
+        self.num_faces, self.hidden, self.num_heads = num_faces, hidden, num_heads
+        inputs = num_faces + 1 + len(FLAGS)
+        self.cell = nn.GRUCell(inputs, hidden)
+        self.token = nn.Sequential(nn.Linear(hidden + inputs, hidden), nn.Tanh())
+        self.attention = nn.MultiheadAttention(hidden, num_heads, batch_first=True)
+        self.mix = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh())
+        self.score = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+        self.value = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+        self.recall = nn.Linear(hidden, num_faces + 1)  # auxiliary only: the face last seen here
+        nn.init.orthogonal_(cast(nn.Linear, self.score[-1]).weight, gain=ACTION_GAIN)
+
+    @classmethod
+    def from_space(cls, observation_space: Any, hidden: int = 64) -> RawMemoryNet:
+        """The network for an env's Dict observation space (its ``cards`` MultiDiscrete
+        holds face id + 1 per position, 0 = not shown)."""
+        faces = np.asarray(observation_space["cards"].nvec)
+        return cls(int(faces.max()) - 1, hidden)
+
+    def card_inputs(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        onehot = nn.functional.one_hot(obs["cards"].long(), self.num_faces + 1).float()
+        return torch.cat([onehot, torch.stack([obs[key].float() for key in FLAGS], dim=-1)], dim=-1)
+
+    def heads(self, inputs: torch.Tensor, memory: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        lead, n = memory.shape[:-2], memory.shape[-2]
+        tokens = self.token(torch.cat([memory, inputs], dim=-1)).reshape(-1, n, self.hidden)
+        attended, _ = self.attention(tokens, tokens, tokens, need_weights=False)
+        tokens = tokens + attended
+        tokens = (tokens + self.mix(tokens)).reshape(*lead, n, self.hidden)
+        pooled = torch.cat([tokens.mean(dim=-2), tokens.max(dim=-2).values], dim=-1)
+        return self.score(tokens).squeeze(-1), self.value(pooled).squeeze(-1), self.recall(memory)
