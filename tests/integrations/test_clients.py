@@ -21,11 +21,6 @@ SOLO_IDS = ("Concentration-v0", "ConcentrationVs-v0")
 
 
 # Until these land on main, the tests that need them are expected to fail (strict: they flip when it lands).
-NEEDS_TYPE_ERROR = pytest.mark.xfail(
-    strict=True,
-    reason="TorchRL's GymEnv passes frameskip= and drops it only on Python's TypeError for an unknown keyword "
-    "(issue 17 finding 1)",
-)
 NEEDS_FIXED_INFO = pytest.mark.xfail(
     strict=True, reason="Tianshou stores info per step: winners must be fixed-shape from reset on (issue 17 finding 2)"
 )
@@ -58,7 +53,6 @@ def _masked(env):
     return TransformedEnv(env, ActionMask())
 
 
-@NEEDS_TYPE_ERROR
 @pytest.mark.parametrize("env_id", SOLO_IDS)
 def test_torchrl_gym_env_specs_and_masked_rollout(torchrl, env_id):
     from torchrl.envs.utils import check_env_specs
@@ -82,7 +76,6 @@ def _masked_random_policy(tensordict):
     return tensordict
 
 
-@NEEDS_TYPE_ERROR
 def test_torchrl_serial_env(torchrl):
     from torchrl.envs import SerialEnv
     from torchrl.envs.utils import check_env_specs
@@ -93,6 +86,23 @@ def test_torchrl_serial_env(torchrl):
     check_env_specs(env, seed=0)
     rollout = env.rollout(60, policy=_masked_random_policy, break_when_any_done=False)
     assert rollout.batch_size == (2, 60)
+    for masks, actions in zip(rollout["action_mask"], rollout["action"]):
+        assert all(_legal(mask, action) for mask, action in zip(masks, actions))
+    assert rollout["next", "done"].any(dim=1).all(), "60 flips end a game in each env"
+    env.close()
+
+
+@pytest.mark.parametrize("env_id", SOLO_IDS)
+def test_torchrl_gym_wrapper_over_native_vector_env(torchrl, env_id):
+    """As docs/compatibility.md says: GymWrapper takes the native vector env made with same-step autoreset."""
+    from torchrl.envs import GymWrapper
+    from torchrl.envs.utils import check_env_specs
+
+    vector = gym.make_vec(env_id, num_envs=3, autoreset_mode="SameStep", **SMALL)
+    env = GymWrapper(vector, categorical_action_encoding=True)
+    check_env_specs(env, seed=0)
+    rollout = env.rollout(60, policy=_masked_random_policy, break_when_any_done=False)
+    assert rollout.batch_size == (3, 60)
     for masks, actions in zip(rollout["action_mask"], rollout["action"]):
         assert all(_legal(mask, action) for mask, action in zip(masks, actions))
     assert rollout["next", "done"].any(dim=1).all(), "60 flips end a game in each env"
