@@ -8,6 +8,10 @@ that games are a few dozen flips and the whole module stays within a few minutes
 from __future__ import annotations
 
 import multiprocessing
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -303,3 +307,24 @@ def test_supersuit_observation_wrappers(supersuit, name):
             action = int(rng.choice(np.flatnonzero(observation["action_mask"])))
         env.step(action)
     assert not env.agents, "the game ends within 500 moves"
+
+
+# --- Stable-Baselines3: PettingZoo's action-masking tutorial -------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+TUTORIAL = ROOT / "scripts" / "examples" / "sb3_action_mask.py"
+
+
+def test_sb3_action_mask_tutorial_from_the_command_line(tmp_path):
+    """The tutorial script run as its readers run it: a few thousand flips of self-play, saved and replayed."""
+    pytest.importorskip("sb3_contrib")
+    out = tmp_path / "model"
+    command = [sys.executable, str(TUTORIAL), "--steps", "2048", "--ranks", "2", "--out", str(out)]
+    done = subprocess.run(
+        command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"saved {out}.zip" in done.stdout
+    from sb3_contrib import MaskablePPO
+
+    assert MaskablePPO.load(out).num_timesteps >= 2048
