@@ -33,7 +33,7 @@ from functools import cache
 from baselines.positions import FIRST, PAIR, Positions, class_structure
 from concentration_env.game.rules import Rules
 
-STRATEGIES = ("optimal", "greedy", "safe_first")
+STRATEGIES = ("optimal", "greedy", "safe_first", "defer_pairs")
 UNKNOWN = "unknown"  # flip a face-down card nobody has seen
 KNOWN = "known"  # flip a card whose face is known (a deliberate miss on the second flip)
 TAKE_PAIR = "take_pair"  # flip one card of a known pair (its twin follows)
@@ -54,8 +54,9 @@ class Solver(Positions):
     ``players`` is 1 (minimise expected moves) or 2 (maximise the mover's expected pair
     difference). ``strategy`` is ``"optimal"`` or a fixed rule whose value is wanted:
     ``"greedy"`` (a known pair if any, else an unknown card, then its known partner or another
-    unknown card) or ``"safe_first"`` (the same, but a known card as second flip whenever the
-    first one does not pair and a known card exists). Positions and class states are those of
+    unknown card), ``"safe_first"`` (the same, but a known card as second flip whenever the
+    first one does not pair and a known card exists) or ``"defer_pairs"`` (greedy, but a
+    known pair is taken only once no unknown card is left). Positions and class states are those of
     :class:`baselines.positions.Positions`.
     """
 
@@ -153,6 +154,8 @@ class Solver(Positions):
             for t, count in enumerate(counts)
             if count and self.has_pair[t]
         ]
+        if self.strategy == "defer_pairs" and self.pools_with_cards(counts):
+            pairs = []  # known pairs wait until every card has been seen
         if pairs and self.strategy != "optimal":
             return pairs[:1]  # the fixed strategies take a known pair first
         options = pairs
@@ -184,7 +187,7 @@ class Solver(Positions):
             options.append((value, self._unknown_choice(pool)))
         # A deliberate miss on another known card (after a known first card that would be a
         # 0-move, handled as stalling in value_of, or in solitaire a wasted turn).
-        if not first_known and self.known_cards(counts) >= 2 and self.strategy != "greedy":
+        if not first_known and self.known_cards(counts) >= 2 and self.strategy not in ("greedy", "defer_pairs"):
             miss = (self._after_miss(counts), KNOWN)
             if self.strategy == "safe_first":
                 return [miss]

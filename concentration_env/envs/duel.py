@@ -42,21 +42,32 @@ class raw_env(TableEnv):
     prefix ``opponent_`` for the other layout (captured cards are public; ``cards`` follows
     ``observation_mode`` as in the main env), ``leading`` (1 when the observer leads the
     turn in progress) and ``scores`` (the observer's points first). The mask is all zero
-    for the agent not on turn.
+    for the agent not on turn. ``observation_format="box"`` gives the classic flat layout
+    as in ``concentration_v0``: the observer's ``cards`` one-hot, ``face_up``, ``removed``,
+    then the same three ``opponent_`` planes, ``leading`` and the scores divided by the
+    game's points (``env.unwrapped.box_layout()`` gives the slices).
+
+    ## State
+    ``env.state()``, in ``env.state_space``, is the whole table as in ``concentration_v0``
+    (every card of both layouts, ``player_0``'s first, then the scores and the seat to move;
+    ``env.unwrapped.state_layout()`` gives the slices).
 
     ## Rewards
     As in ``concentration_v0``: ``reward_mode="pairs"`` gives each captured pair's points
     to the follower who found it; ``"win_loss"`` gives +1 / -1 at the end (0 on a shared win).
 
     ## Episode End
-    When every card is matched (or after ``max_mismatches`` misses). Every agent's info
-    then holds ``winners`` and the final ``scores``; ``tie_break`` applies. ``max_turns``
+    When every card is matched (or after ``max_mismatches`` misses); ``tie_break`` applies.
+    Every agent's info holds ``winners`` and ``scores`` (fixed-shape arrays in seat order,
+    from ``reset`` on) and ``winner_names()``/``scores_by_name()`` give them by name, as in
+    ``concentration_v0``. ``max_turns``
     truncates a game still running after that many turns, scored as it stands, as in
     ``concentration_v0``.
 
     ## Arguments
     ``duel_v0.env(rules=None, first_player=0, observation_mode="memory",
-    render_mode=None, table_shape="grid", max_turns=None, **rule_fields)``; rendering as in
+    render_mode=None, table_shape="grid", max_turns=None, observation_format="dict",
+    **rule_fields)``; rendering as in
     ``concentration_v0`` (pictures show both layouts). The rules describe the whole table: ``packs=2``
     (one per player) and ``matching="identical"`` by default; ``ranks``, ``jokers``,
     ``deck="pictures"``, other matching rules, ``reward_mode`` and ``tie_break`` apply.
@@ -78,6 +89,7 @@ class raw_env(TableEnv):
         render_mode: str | None = None,
         table_shape: str = "grid",
         max_turns: int | None = None,
+        observation_format: str = "dict",
         **rule_fields: Any,
     ):
         super().__init__()
@@ -91,7 +103,7 @@ class raw_env(TableEnv):
         fields.update({f"opponent_{key}": own[key] for key in ("cards", "face_up", "removed")})
         fields["leading"] = spaces.MultiBinary(1)
         self.board_space = spaces.Dict(fields)
-        self._setup(duel.SEATS, first_player, observation_mode, render_mode, table_shape, max_turns)
+        self._setup(duel.SEATS, first_player, observation_mode, render_mode, table_shape, max_turns, observation_format)
 
     @property
     def layout(self) -> tuple[tuple, ...]:

@@ -48,6 +48,24 @@ class raw_env(TableEnv):
     ``"visible"`` mode only cards face up now. Captured cards are public. The mask is all
     zero for agents not on turn.
 
+    With ``observation_format="box"`` the observation is PettingZoo's classic flat layout,
+    ``{"observation": Box(0, 1, (N,), float32), "action_mask": Box(0, 1, (num_cards,), int8)}``
+    (what SuperSuit's wrappers and the SB3 and Tianshou tutorials expect): the same planes
+    concatenated in this order, ``cards`` one-hot with ``num_faces + 1`` columns per card in
+    position order (column 0: not shown, column ``f + 1``: face id ``f``), then ``face_up``,
+    ``removed`` and for checkerboard deals ``back`` (one column per card), then ``scores``
+    (observer first) divided by the points of the whole game.
+    :func:`concentration_env.envs.spaces.box_layout` and ``env.unwrapped.box_layout()`` give
+    each plane's ``(name, start, stop)``; ``env.unwrapped.to_box`` flattens a Dict observation.
+
+    ## State
+    ``env.state()`` is the whole table for centralised critics (MAPPO and the like): an
+    int32 array in ``env.state_space`` (a ``Box``) holding, in this order, every position's
+    face id + 1 (0 once captured), ``face_up``, ``removed``, ``back`` for checkerboard deals
+    (0/1 per position), every seat's points in seat order and the seat to move one-hot (all
+    zero once the game is over). ``env.unwrapped.state_layout()`` gives the
+    ``(name, start, stop)`` of each part. It shows every card, seen or not.
+
     ## Rewards
     ``reward_mode="pairs"`` (default): the points of each captured pair go to its captor.
     ``"margin"``: the captor gets the points and every other agent loses an equal share
@@ -55,19 +73,26 @@ class raw_env(TableEnv):
     ``"win_loss"``: at the end +1 to each winner, -1 to the rest, 0 to all when all tie.
 
     ## Episode End
-    Every agent terminates together. Each agent's info then holds ``winners`` (agent
-    names: the most points, ties settled by ``tie_break`` or shared) and the final
-    ``scores`` (agent -> points). See :mod:`concentration_env.game.scoring` for tie-breaks.
-    With ``max_turns``, a game still running when that many turns are over is truncated
-    instead: every agent's ``truncation`` is True and the game is scored as it stands
-    (``winners``, ``scores`` and win/loss rewards as at an end). Without it a game can run
+    Every agent terminates together; ``info["winners"]`` then marks the winners (the most
+    points, ties settled by ``tie_break`` or shared; see
+    :mod:`concentration_env.game.scoring`). With ``max_turns``, a game still running when
+    that many turns are over is truncated instead: every agent's ``truncation`` is True
+    and the game is scored as it stands (``winners`` and win/loss rewards as at an end). Without it a game can run
     forever: two optimal players repeat a stalled position for good (the DP scores such a
     position as the remaining pairs shared, which is what scoring it as it stands gives).
+
+    ## Information
+    Every agent's info, from ``reset`` on and after every step, holds two fixed-shape
+    arrays in seat order: ``winners`` (bool, all False until the game ends, then True for
+    each winner, several on a shared win) and ``scores`` (int32, every seat's points so
+    far). ``env.unwrapped.winner_names()`` and ``env.unwrapped.scores_by_name()`` give the
+    same by agent name.
 
     ## Arguments
     ``concentration_v0.env(rules=None, num_players=None, first_player=0,
     observation_mode="memory", render_mode=None, table_shape="grid", max_turns=None,
-    **rule_fields)``; ``num_players``
+    observation_format="dict", **rule_fields)``; ``observation_format``: ``"dict"`` or
+    ``"box"`` (see above); ``num_players``
     defaults to the rules' own count when that is two or more, else 2. ``first_player``
     is a seat or agent name; ``reset(options={"first_player": ...})`` overrides it for
     one game. ``render_mode``: ``"ansi"`` (the table as text), ``"rgb_array"`` (a picture
@@ -96,6 +121,7 @@ class raw_env(TableEnv):
         render_mode: str | None = None,
         table_shape: str = "grid",
         max_turns: int | None = None,
+        observation_format: str = "dict",
         **rule_fields: Any,
     ):
         super().__init__()
@@ -103,7 +129,15 @@ class raw_env(TableEnv):
         self.game = core.compile_rules(self.rules)
         self.num_cards = self.game.num_cards
         self.board_space = board_space(self.game)
-        self._setup(self.rules.num_players, first_player, observation_mode, render_mode, table_shape, max_turns)
+        self._setup(
+            self.rules.num_players,
+            first_player,
+            observation_mode,
+            render_mode,
+            table_shape,
+            max_turns,
+            observation_format,
+        )
         self.last_flip: core.Flip | None = None  # what the last flip did, for callers that narrate the game
 
     @property

@@ -83,6 +83,72 @@ def table_observation_space(board: spaces.Dict, players: int, game: Game) -> spa
     return spaces.Dict({"observation": spaces.Dict(fields), "action_mask": board["action_mask"]})
 
 
+OBSERVATION_FORMATS = ("dict", "box")
+# The planes of a flat observation, in this order (those the board has): the observer's
+# cards, then for the duel the opponent's, then the duel's ``leading`` flag; then the scores.
+BOX_PLANES = (
+    "cards",
+    "face_up",
+    "removed",
+    "back",
+    "opponent_cards",
+    "opponent_face_up",
+    "opponent_removed",
+    "leading",
+)
+
+
+def board_box_layout(board: spaces.Dict, players: int) -> list[tuple[str, int, int]]:
+    """Where each plane of ``board`` (a board space: ``cards`` as face ids, the rest 0/1)
+    lies in the flat observation, as ``(name, start, stop)``, and the scores last."""
+    layout, start = [], 0
+    for name in BOX_PLANES:
+        if name in board.spaces:
+            space = board[name]
+            width = spaces.flatdim(space)  # cards: a column per card and face id; 0/1 planes: one per card
+            layout.append((name, start, start + width))
+            start += width
+    layout.append(("scores", start, start + players))
+    return layout
+
+
+def box_layout(game: Game, players: int) -> list[tuple[str, int, int]]:
+    """The flat (``observation_format="box"``) observation of ``concentration_v0`` and
+    ``ConcentrationVs-v0`` as ``(name, start, stop)`` slices, in this order: ``cards``
+    one-hot, ``num_faces + 1`` columns per card in position order (column 0: unknown or
+    captured, column ``f + 1``: face id ``f``); ``face_up``, ``removed`` and, for
+    checkerboard deals, ``back`` (one 0/1 column per card); ``scores``, every seat's points
+    with the observer first, divided by the points of the whole game (so in 0..1)."""
+    return board_box_layout(board_space(game), players)
+
+
+def box_space(layout: list[tuple[str, int, int]], num_cards: int) -> spaces.Dict:
+    """The PettingZoo classic observation for a flat layout: a float32 Box in 0..1 under
+    ``"observation"`` and the int8 ``"action_mask"``."""
+    return spaces.Dict(
+        {
+            "observation": spaces.Box(0.0, 1.0, (layout[-1][2],), np.float32),
+            "action_mask": spaces.Box(0, 1, (num_cards,), np.int8),
+        }
+    )
+
+
+def flatten_board(observation: dict[str, np.ndarray], layout: list[tuple[str, int, int]], total: int) -> np.ndarray:
+    """One Dict observation (board planes and rotated ``scores``) as the float32 vector of
+    ``layout`` (:func:`box_layout`); ``total``: the game's points, which scale the scores."""
+    flat = np.zeros(layout[-1][2], dtype=np.float32)
+    for name, start, stop in layout:
+        value = observation[name]
+        if name == "scores":
+            flat[start:stop] = value / total
+        elif name.endswith("cards"):  # one-hot: each card's block of columns, its face id + 1 set
+            width = (stop - start) // len(value)
+            flat[start + np.arange(len(value)) * width + value] = 1.0
+        else:
+            flat[start:stop] = value
+    return flat
+
+
 # The attributes ``last()`` and ``step()`` read on every step. PettingZoo's wrappers find
 # them through ``__getattr__`` (a failed lookup, then a forwarding call, per wrapper), which
 # cost most of a wrapped step; the wrappers below forward them as properties instead.

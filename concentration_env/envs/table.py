@@ -14,9 +14,18 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
-from concentration_env.envs.spaces import Positions, parse_action, table_observation_space
+from concentration_env.envs.spaces import (
+    OBSERVATION_FORMATS,
+    Positions,
+    board_box_layout,
+    box_space,
+    flatten_board,
+    parse_action,
+    table_observation_space,
+    total_points,
+)
 from concentration_env.game import core, scoring
-from concentration_env.game.checks import check_int, check_seed, fail
+from concentration_env.game.checks import check_choice, check_int, check_seed, fail
 from concentration_env.game.seats import agent_name, check_observation_mode, seat_of
 from concentration_env.game.state import read_snapshot
 from concentration_env.render.frame import Table, render_tables
@@ -49,6 +58,7 @@ class TableEnv(AECEnv):
         "truncations",
         "infos",
         "agent_selection",
+        "_won",
     )
 
     def _setup(
@@ -59,9 +69,11 @@ class TableEnv(AECEnv):
         render_mode: str | None,
         table_shape: str,
         max_turns: int | None = None,
+        observation_format: str = "dict",
     ) -> None:
         """Validate the table settings and build the agents and spaces."""
         self.max_turns = check_int("max_turns", max_turns, 1, optional=True, numpy=True)
+        self.observation_format = check_choice("observation_format", observation_format, OBSERVATION_FORMATS)
         self._memory = check_observation_mode(observation_mode)
         self.observation_mode = observation_mode
         self.render_mode = check_render_mode(render_mode, self.metadata)
@@ -76,7 +88,14 @@ class TableEnv(AECEnv):
         self._pair_rewards = self.rules.reward_mode == "pairs"
         self._margin_rewards = self.rules.reward_mode == "margin"
         self.agents: list[str] = []
-        observation = table_observation_space(self.board_space, players, self.game)
+        self._layout = board_box_layout(self.board_space, players)
+        self._total = total_points(self.game)
+        observation = (
+            box_space(self._layout, self.num_cards)
+            if observation_format == "box"
+            else table_observation_space(self.board_space, players, self.game)
+        )
+        self.state_space = spaces.Box(0, self._state_highs(), dtype=np.int32)
         self.observation_spaces = dict.fromkeys(self.possible_agents, observation)
         self.action_spaces = dict.fromkeys(self.possible_agents, Positions(self.num_cards))
         self._rng: np.random.Generator | None = None
@@ -103,7 +122,8 @@ class TableEnv(AECEnv):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
+        self._won = np.zeros(self.num_players, dtype=bool)  # the winners: all False until the game ends
+        self._refresh_infos()
         self.agent_selection = self.agents[first]
         if self._screen is not None:
             self.render()
@@ -127,6 +147,8 @@ class TableEnv(AECEnv):
             self._finish()
         elif self.max_turns is not None and self._state.turns[0] >= self.max_turns:
             self._finish(truncated=True)
+        else:
+            self._refresh_infos()
         self.agent_selection = self.possible_agents[int(self._state.player[0])]
         self._accumulate_rewards()
         if self._screen is not None:
@@ -140,6 +162,8 @@ class TableEnv(AECEnv):
         observation, legal = self._sight(seat, on_turn)
         observation["scores"] = state.scores[0].take(self._rotations[seat])
         mask = legal.astype(np.int8, copy=False) if legal is not None else self._no_moves.copy()
+        if self.observation_format == "box":
+            return {"observation": self.to_box(observation), "action_mask": mask}
         return {"observation": observation, "action_mask": mask}
 
     def render(self) -> str | np.ndarray | None:
@@ -153,7 +177,7 @@ class TableEnv(AECEnv):
         done = bool(state.done[0])
         status = f"turn {int(state.turns[0]) + 1}" + ("  game over" if done else "")
         to_move = None if done else int(state.player[0])
-        frame = render_tables(tables, status, list(self.scores().items()), to_move, self.table_shape)
+        frame = render_tables(tables, status, list(self.scores_by_name().items()), to_move, self.table_shape)
         if self._screen is None:
             return frame
         self._screen.show(frame)
@@ -173,10 +197,55 @@ class TableEnv(AECEnv):
         """Face id -> Card, for decoding ``cards`` observations."""
         return self.game.faces
 
-    def scores(self) -> dict[str, int]:
-        """Every agent's points so far."""
+    def box_layout(self) -> list[tuple[str, int, int]]:
+        """Where each plane lies in the flat observation of ``observation_format="box"``:
+        ``(name, start, stop)`` slices in order (see the env's docstring)."""
+        return list(self._layout)
+
+    def state(self) -> np.ndarray:
+        """The whole table as one int32 array (PettingZoo's global state, for centralised
+        critics): a god view laid out as :meth:`state_layout` says, in ``state_space``."""
+        state = self._require_reset()
+        to_move = np.zeros(self.num_players, dtype=np.int32)
+        if not self._won.any():  # nobody moves once the game is over
+            to_move[state.player[0]] = 1
+        planes = [
+            np.where(state.removed[0], 0, state.faces[0].astype(np.int32) + 1),
+            core.face_up(state)[0],
+            state.removed[0],
+            *([self.game.backs] if self.game.checkerboard else []),
+            state.scores[0],
+            to_move,
+        ]
+        return np.concatenate([np.asarray(plane, dtype=np.int32) for plane in planes])
+
+    def state_layout(self) -> list[tuple[str, int, int]]:
+        """Where each part of :meth:`state` lies, as ``(name, start, stop)``, in this order:
+        ``faces`` (every position of the table, face id + 1, 0 once captured), ``face_up``,
+        ``removed``, ``back`` for checkerboard deals (0/1 per position), ``scores`` (every
+        seat's points in seat order) and ``to_move`` (the seat to move, one-hot; all zero
+        once the game is over)."""
+        layout, start = [], 0
+        for name, width, _ in self._state_parts():
+            layout.append((name, start, start + width))
+            start += width
+        return layout
+
+    def to_box(self, observation: dict[str, np.ndarray]) -> np.ndarray:
+        """A Dict-format ``observation["observation"]`` as the flat float32 vector of
+        :meth:`box_layout` (what ``observation_format="box"`` observes)."""
+        return flatten_board(observation, self._layout, self._total)
+
+    def scores_by_name(self) -> dict[str, int]:
+        """Every agent's points so far, by name (``info["scores"]`` holds them in seat order)."""
         state = self._require_reset()
         return {agent: int(points) for agent, points in zip(self.possible_agents, state.scores[0])}
+
+    def winner_names(self) -> list[str]:
+        """The winners' names once the game is over (terminated or truncated), else empty
+        (``info["winners"]`` holds the same as booleans in seat order)."""
+        self._require_reset()
+        return [agent for agent, won in zip(self.possible_agents, self._won) if won]
 
     def truncate(self) -> None:
         """Truncate the game now, scored as it stands (as at ``max_turns``): for a caller who
@@ -214,6 +283,9 @@ class TableEnv(AECEnv):
         for name in self._snapshot_fields[1:6]:  # the per-agent dicts
             if not isinstance(aec[name], dict) or set(aec[name]) != set(agents):
                 fail(f"snapshot['aec'][{name!r}]", aec[name], "a dict with one entry per agent in play")
+        won = aec["_won"]
+        if not (isinstance(won, np.ndarray) and won.dtype == bool and won.shape == (self.num_players,)):
+            fail("snapshot['aec']['_won']", won, f"a bool array of shape ({self.num_players},)")
         self._state = core_state.copy()
         self._rng = rng
         for name, value in copy.deepcopy(aec).items():
@@ -239,28 +311,45 @@ class TableEnv(AECEnv):
         """(P,) bool: the winners under the rules' tie-break."""
         return scoring.winners(self.game, self._require_reset())[0]
 
+    def _state_parts(self) -> list[tuple[str, int, int]]:
+        """The parts of :meth:`state`: (name, length, largest value)."""
+        n, players = self.game.num_cards, self.num_players
+        parts = [("faces", n, self.game.num_faces), ("face_up", n, 1), ("removed", n, 1)]
+        if self.game.checkerboard:
+            parts.append(("back", n, 1))
+        return [*parts, ("scores", players, total_points(self.game)), ("to_move", players, 1)]
+
+    def _state_highs(self) -> np.ndarray:
+        """The upper bound of every entry of :meth:`state`."""
+        return np.concatenate([np.full(width, high, dtype=np.int32) for _, width, high in self._state_parts()])
+
     def _require_reset(self) -> core.State:
         if self._state is None:
             raise RuntimeError("call reset() before using the env")
         return self._state
 
+    def _refresh_infos(self) -> None:
+        """Every agent's info: ``winners`` (bool) and ``scores`` (int32), both in seat order
+        and of fixed shape at every step, so that libraries storing infos per step can stack
+        them. Fresh arrays each time: an info kept from an earlier step never changes."""
+        scores = self._require_reset().scores[0]
+        self.infos = {agent: {"winners": self._won.copy(), "scores": scores.copy()} for agent in self.agents}
+
     def _finish(self, truncated: bool = False) -> None:
         """End the game (``truncated``: at the turn cap, scored as it stands): winners and
         final scores in every info, win/loss rewards."""
-        won = self._winners()
-        winners = [agent for agent, w in zip(self.possible_agents, won) if w]
+        self._won = self._winners()
         if self.rules.reward_mode == "win_loss":
-            for agent, reward in zip(self.possible_agents, scoring.win_loss_rewards(won[None])[0]):
+            for agent, reward in zip(self.possible_agents, scoring.win_loss_rewards(self._won[None])[0]):
                 self.rewards[agent] = int(reward)
-        final = self.scores()
         ends = self.truncations if truncated else self.terminations
         for agent in self.agents:
             ends[agent] = True
-            self.infos[agent] = {"winners": winners, "scores": final}
+        self._refresh_infos()
 
     def _header(self) -> str:
         """One line for the text rendering: turn, scores and who moves."""
         state = self._require_reset()
-        scores = " ".join(f"{agent}={points}" for agent, points in self.scores().items())
+        scores = " ".join(f"{agent}={points}" for agent, points in self.scores_by_name().items())
         mover = "game over" if state.done[0] else f"{self.agent_selection} to move"
         return f"turn {int(state.turns[0]) + 1}  {scores}  ({mover})"

@@ -10,8 +10,9 @@ import numpy as np
 from concentration_env.envs.multiplayer import raw_env
 from concentration_env.envs.opponents import play_turns, resolve_policy
 from concentration_env.envs.policy_specs import DEFAULT_OPPONENT
+from concentration_env.envs.spaces import OBSERVATION_FORMATS, box_space
 from concentration_env.envs.table import RENDER_MODES
-from concentration_env.game.checks import check_seed
+from concentration_env.game.checks import check_choice, check_seed
 from concentration_env.game.policy import Policy
 from concentration_env.game.rules import Rules
 from concentration_env.game.seats import MAX_REDEALS, SEED_RANGE, agent_name, no_game_for_the_learner, seat_of
@@ -33,7 +34,10 @@ class VersusEnv(gym.Env):
     A flat ``Dict`` (Stable-Baselines3 takes no nested ones): the solitaire env's ``cards``,
     ``face_up``, ``removed``, ``action_mask`` (int8), ``back`` for checkerboard deals, and
     ``scores`` (every seat's points, the learner first). ``observation_mode`` is as in
-    the other envs; the learner sees every opponent flip.
+    the other envs; the learner sees every opponent flip. With ``observation_format="box"``
+    it is ``{"observation": Box float32, "action_mask": Box int8}``, the flat layout of
+    ``concentration_v0`` (:func:`concentration_env.envs.spaces.box_layout`, also
+    ``env.unwrapped.box_layout()``); the opponents still read the Dict.
 
     ## Rewards
     The learner's reward under ``reward_mode``: ``"pairs"`` (default) the points of the
@@ -51,22 +55,26 @@ class VersusEnv(gym.Env):
     deals in a row ``reset`` raises ``RuntimeError`` (the deck is too small to play).
 
     ## Episode End
-    ``terminated`` when the game ends; ``info`` then holds ``winners`` and ``scores``
-    (agent -> points; the learner is ``info["agent"]``). Registered as
+    ``terminated`` when the game ends; ``info["winners"]`` then marks the winners. Registered as
     ``ConcentrationVs-v0`` with truncation after 10,000 learner flips. ``max_turns``
     truncates a game still running after that many turns of the table (all seats'),
-    scored as it stands, as in ``concentration_v0``: ``truncated`` is True and ``info``
-    holds ``winners`` and ``scores``. Either limit ends games that would otherwise go on
+    scored as it stands, as in ``concentration_v0``: ``truncated`` is True and
+    ``info["winners"]`` marks the winners. Either limit ends games that would otherwise go on
     forever, such as an optimal learner against an optimal opponent in a stalled position.
 
     ## Information
-    ``info`` holds ``action_mask`` (int8) and ``scores``; ``env.action_masks()`` returns the
-    legal flips as booleans (for sb3-contrib's ``MaskablePPO``).
+    Every ``info``, from ``reset`` on, holds the same fixed-shape entries: ``action_mask``
+    (int8), ``winners`` (bool, one per seat in seat order; all False until the game ends,
+    then True for each winner, several on a shared win), ``scores`` (int32, every seat's
+    points in seat order) and ``agent`` (the learner's name). ``env.unwrapped.winner_names()``
+    and ``env.unwrapped.scores_by_name()`` give the same by agent name;
+    ``env.action_masks()`` returns the legal flips as booleans (for sb3-contrib's
+    ``MaskablePPO``).
 
     ## Arguments
     ``gym.make("ConcentrationVs-v0", rules=None, num_players=None, seat=0,
     opponents="greedy", first_player=0, observation_mode="memory", render_mode=None,
-    table_shape="grid", max_turns=None, **rule_fields)``
+    table_shape="grid", max_turns=None, observation_format="dict", **rule_fields)``
 
     - ``seat``: the learner's seat (index or agent name).
     - ``opponents``: a policy name for ``baselines.make_policy``, a saved model's file
@@ -101,8 +109,11 @@ class VersusEnv(gym.Env):
         render_mode: str | None = None,
         table_shape: str = "grid",
         max_turns: int | None = None,
+        observation_format: str = "dict",
         **rule_fields: Any,
     ):
+        self.observation_format = check_choice("observation_format", observation_format, OBSERVATION_FORMATS)
+        # The table keeps the Dict format: the opponent policies read it.
         self._table = raw_env(
             rules, num_players, first_player, observation_mode, render_mode, table_shape, max_turns, **rule_fields
         )
@@ -126,6 +137,8 @@ class VersusEnv(gym.Env):
         self.observation_space = gym.spaces.Dict(
             {**cast(gym.spaces.Dict, table_space["observation"]).spaces, "action_mask": table_space["action_mask"]}
         )
+        if observation_format == "box":
+            self.observation_space = box_space(self._table.box_layout(), self._table.num_cards)
         self.action_space = self._table.action_space(self.agent)
         self._before_first_flip = 0.0  # the learner's reward from the opponents' flips before its first
 
@@ -133,6 +146,19 @@ class VersusEnv(gym.Env):
     def layout(self) -> tuple:
         """The dealt cards in position order (a god view for tests and debugging)."""
         return self._table.layout
+
+    def scores_by_name(self) -> dict[str, int]:
+        """Every seat's points so far, by agent name."""
+        return self._table.scores_by_name()
+
+    def winner_names(self) -> list[str]:
+        """The winners' agent names once the game is over, else empty."""
+        return self._table.winner_names()
+
+    def box_layout(self) -> list[tuple[str, int, int]]:
+        """Where each plane lies in the flat observation of ``observation_format="box"``
+        (:func:`concentration_env.envs.spaces.box_layout`)."""
+        return self._table.box_layout()
 
     def action_masks(self) -> np.ndarray:
         """Legal flips as booleans (the method sb3-contrib's MaskablePPO calls)."""
@@ -177,6 +203,7 @@ class VersusEnv(gym.Env):
         """The learner's flat observation and its info."""
         observed = self._table.observe(self.agent)
         mask = observed["action_mask"]
-        info = {"action_mask": mask.copy(), "scores": self._table.scores(), **self._table.infos[self.agent]}
-        info["agent"] = self.agent
+        info = {"action_mask": mask.copy(), **self._table.infos[self.agent], "agent": self.agent}
+        if self.observation_format == "box":
+            return {"observation": self._table.to_box(observed["observation"]), "action_mask": mask}, info
         return {**observed["observation"], "action_mask": mask}, info

@@ -427,12 +427,6 @@ class VersusBatch(Batch):
         """(num_envs, num_cards) bool: each learner's legal flips."""
         return core.legal_mask(self.require_reset())
 
-    def scores(self) -> list[dict[str, int]]:
-        """Every game's points per agent name."""
-        names = [agent_name(seat) for seat in range(self.rules.num_players)]
-        return [dict(zip(names, row)) for row in self.require_reset().scores.tolist()]
-
-    def winners(self) -> list[list[str]]:
-        """Every game's winners (agent names) under the rules' tie-break."""
-        won = scoring.winners(self.game, self.require_reset())
-        return [[agent_name(int(seat)) for seat in np.flatnonzero(row)] for row in won]
+    def winners(self) -> np.ndarray:
+        """(num_envs, P) bool: every game's winners in seat order under the rules' tie-break."""
+        return scoring.winners(self.game, self.require_reset())

@@ -192,10 +192,14 @@ class ConcentrationVsSB3VecEnv(BatchVecEnv):
         return rewards, terminated, truncated, notes
 
     def _infos(self, obs: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+        # Fixed-shape entries in seat order, as the single env gives (winners: all False
+        # until a game ends; ``_advance`` fills in those that did).
         masks = obs["action_mask"].copy()
+        scores = self.batch.require_reset().scores.copy()
+        winners = np.zeros(scores.shape, dtype=bool)
         return [
-            {"action_mask": mask, "scores": scores, "agent": agent}
-            for mask, scores, agent in zip(masks, self.batch.scores(), self.agents)
+            {"action_mask": mask, "winners": won, "scores": points, "agent": agent}
+            for mask, won, points, agent in zip(masks, winners, scores, self.agents)
         ]
 
 

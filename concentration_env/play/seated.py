@@ -100,8 +100,7 @@ class SeatedGame:
         """Points per seat so far (pairs captured in solitaire)."""
         if self.solitaire:
             return (self._info["pairs"],)
-        points = self.env.scores()
-        return tuple(int(points[agent]) for agent in self.env.possible_agents)
+        return tuple(self.env.scores_by_name().values())
 
     def observe(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """What the seat to move sees, and its legal flips (int8)."""
@@ -144,7 +143,7 @@ class SeatedGame:
                 summary = f"{info['pairs']} of {self.rules.num_pairs} pairs in {info['turns']} turns"
             return Result(self.scores, (0,) if info.get("won") else (), summary)
         agents = self.env.possible_agents
-        winners = tuple(agents.index(a) for a in self.env.infos[agents[0]].get("winners", ()))
+        winners = tuple(agents.index(a) for a in self.env.winner_names())
         summary = ", ".join(f"{agent} {score}" for agent, score in zip(agents, self.scores))
         if all(self.env.truncations.values()):
             summary += f" (stopped unfinished after {self.env.unwrapped._state.turns[0]} turns, scored as it stands)"

@@ -91,8 +91,8 @@ class Session:
             for offset, policy in self.players.items():
                 policy.reset(seed=None if game_seed is None else game_seed + offset)
             play_turns(env, self.players, env.possible_agents[0])
-            result.points.append(list(env.scores().values()))
+            result.points.append(list(env.scores_by_name().values()))
             result.first_players.append(env.possible_agents[first])
-            result.game_winners.append(env.infos[env.possible_agents[0]]["winners"])
+            result.game_winners.append(env.winner_names())
             result.truncated.append(all(env.truncations.values()))
         return result

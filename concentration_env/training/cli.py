@@ -53,7 +53,13 @@ def check_run_dir(path: Path) -> None:
 
 
 def benchmark_main(argv: list[str] | None = None) -> int:
-    """Benchmark saved models and baselines from a config file."""
+    """Benchmark saved models and baselines from a config file; a learner suite's config
+    (one with ``variants``, :mod:`concentration_env.training.suite`) runs the suite."""
+    from concentration_env.training import suite
+
+    args = sys.argv[1:] if argv is None else argv
+    if suite.is_suite_config(args):
+        return suite.main(args)
     from concentration_env.training.benchmark import main
 
-    return main(argv)
+    return main(args)

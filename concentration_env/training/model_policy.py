@@ -37,13 +37,15 @@ class ModelPolicy:
 
     A model trained on ``visible`` observations is only ever shown the cards face up now and
     the captured ones, even when it is handed perfect-memory observations (the harness plays
-    in memory mode): it must remember the rest itself. SB3 models act deterministically;
-    the recurrent model samples its flips (an argmax over an imperfect memory can repeat one
-    missed pair forever), seeded by ``reset``. Masked learners only pick legal flips;
+    in memory mode): it must remember the rest itself. By default SB3 models act
+    deterministically and the recurrent model samples its flips (an argmax over an imperfect
+    memory can repeat one missed pair forever); ``deterministic=True`` or ``False`` asks for
+    the other way. Sampling is seeded by ``reset`` (for SB3 models through torch's global
+    generator, which SB3 samples from). Masked learners only pick legal flips;
     unmasked ones (PPO, DQN) may pick an illegal one, which the rules then handle.
     """
 
-    def __init__(self, path: str | Path, rules: Rules | None = None):
+    def __init__(self, path: str | Path, rules: Rules | None = None, deterministic: bool | None = None):
         path = Path(path)
         folder = path if path.is_dir() else path.parent
         model_file = final_model_path(folder) if path.is_dir() else path
@@ -63,7 +65,7 @@ class ModelPolicy:
             from concentration_env.training.learners import load_sb3
 
             model = load_sb3(config.algo, model_file)
-        self._setup(model, config, rules, folder.name)
+        self._setup(model, config, rules, folder.name, deterministic)
 
     @classmethod
     def of_model(cls, model: Any, config: TrainConfig, rules: Rules, name: str = "in training") -> ModelPolicy:
@@ -76,10 +78,13 @@ class ModelPolicy:
         policy._setup(model, config, rules, name)
         return policy
 
-    def _setup(self, model: Any, config: TrainConfig, rules: Rules, name: str) -> None:
+    def _setup(
+        self, model: Any, config: TrainConfig, rules: Rules, name: str, deterministic: bool | None = None
+    ) -> None:
         self.config, self.rules, self.name = config, rules, name
         self.game = compile_rules(rules)
         recurrent = config.algo == "recurrent_ppo"
+        self.deterministic = not recurrent if deterministic is None else bool(deterministic)
         self._actor = model if recurrent else None
         self._model = None if recurrent else model
         self.reset()
@@ -99,6 +104,10 @@ class ModelPolicy:
         """Start ``len(seeds)`` games (a recurrent model's sampling is seeded by ``seeds[0]``)."""
         if self._actor is not None:
             self._actor.reset(len(seeds), seeds[0])
+        elif not self.deterministic and seeds[0] is not None:
+            import torch
+
+            torch.manual_seed(seeds[0])
 
     def keep(self, rows: np.ndarray) -> None:
         """Keep only games ``rows`` of the batch (the harness drops finished games)."""
@@ -131,7 +140,7 @@ class ModelPolicy:
             shown = board["face_up"].astype(bool) | board["removed"].astype(bool)
             board["cards"] = np.where(shown, board["cards"], 0)
         if self._actor is not None:
-            return self._actor.act_batch(board)
+            return self._actor.act_batch(board, self.deterministic)
         assert self._model is not None  # _setup keeps either a recurrent actor or an SB3 model
         if self.config.features == "card_features":
             model_obs: Any = card_features(self.game, board)
@@ -144,5 +153,5 @@ class ModelPolicy:
                     f"(they have {', '.join(observations)})"
                 )
         kwargs = {"action_masks": board["action_mask"].astype(bool)} if self.config.masked else {}
-        actions, _ = self._model.predict(model_obs, deterministic=True, **kwargs)
+        actions, _ = self._model.predict(model_obs, deterministic=self.deterministic, **kwargs)
         return np.asarray(actions, dtype=np.int64).reshape(-1)

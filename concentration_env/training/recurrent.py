@@ -311,10 +311,13 @@ class RecurrentActor:
         else:
             self.generator.manual_seed(seed)
 
-    def act_batch(self, observations: dict[str, np.ndarray]) -> np.ndarray:
-        """Sampled flips for a batch of ``(B, n)`` observations; updates the memory."""
+    def act_batch(self, observations: dict[str, np.ndarray], deterministic: bool = False) -> np.ndarray:
+        """Sampled (or, ``deterministic``, the likeliest) flips for a batch of ``(B, n)``
+        observations; updates the memory."""
         obs = obs_tensors(observations)
         with torch.no_grad():
             logits, _, self.memory, _ = self.net.step(self.net.card_inputs(obs), self.memory)
             probs = masked_distribution(logits, obs["action_mask"].bool()).probs
+            if deterministic:
+                return probs.argmax(dim=1).numpy()
             return torch.multinomial(probs, 1, generator=self.generator)[:, 0].numpy()

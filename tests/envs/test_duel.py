@@ -58,16 +58,16 @@ def test_api_seed_and_random_games(mode):
         env.reset(seed=game)
         play_random_game(env, rng)
         assert env._state.removed.all()
-        assert sum(env.scores().values()) == env.rules.num_pairs == 16
+        assert sum(env.scores_by_name().values()) == env.rules.num_pairs == 16
         for agent in env.agents:
-            assert env.infos[agent]["scores"] == env.scores()
+            assert env.infos[agent]["scores"].tolist() == list(env.scores_by_name().values())
 
 
 def test_full_52_card_duel_random_game():
     env = make(observation_mode="visible")
     env.reset(seed=3)
     play_random_game(env, np.random.default_rng(3), check_turns=False)
-    assert env._state.removed.all() and sum(env.scores().values()) == 52
+    assert env._state.removed.all() and sum(env.scores_by_name().values()) == 52
 
 
 @pytest.mark.parametrize("what, points", [("match", 1), ("miss", 0)])
@@ -79,7 +79,7 @@ def test_roles_swap_every_turn(what, points):
     assert env.agent_selection == "player_1"  # the follower answers
     answer = twin(env, 1, card) if what == "match" else next(p for p, name in enumerate(side(env, 1)) if name != card)
     env.step(answer)
-    assert env.scores() == {"player_0": 0, "player_1": points}
+    assert env.scores_by_name() == {"player_0": 0, "player_1": points}
     assert env.rewards["player_1"] == points
     assert env.agent_selection == "player_1"  # ... and leads the next turn
     assert env.observe("player_1")["observation"]["leading"].tolist() == [1]
@@ -157,8 +157,9 @@ def test_rewards_and_winners(reward_mode):
         env.step(move)
         for agent in totals:
             totals[agent] += env.rewards[agent]
-    assert env.scores() == {"player_0": 2, "player_1": 2}
-    assert env.infos["player_0"]["winners"] == ["player_0", "player_1"]
+    assert env.scores_by_name() == {"player_0": 2, "player_1": 2}
+    assert env.infos["player_0"]["winners"].tolist() == [True, True]
+    assert env.winner_names() == ["player_0", "player_1"]
     assert totals == ({"player_0": 2, "player_1": 2} if reward_mode == "pairs" else {"player_0": 0, "player_1": 0})
 
 
@@ -223,5 +224,6 @@ def test_rule_variants_play_out(fields):
     for game in range(GAMES_PER_CONFIG):
         env.reset(seed=game)
         play_random_game(env, rng)
-        assert env._state.removed.all() and sum(env.scores().values()) == env.rules.num_pairs
-        assert all(env.scores()[w] == max(env.scores().values()) for w in env.infos["player_0"]["winners"])
+        assert env._state.removed.all() and sum(env.scores_by_name().values()) == env.rules.num_pairs
+        scores = env.infos["player_0"]["scores"]
+        assert (scores[env.infos["player_0"]["winners"]] == scores.max()).all()

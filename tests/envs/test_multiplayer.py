@@ -1,6 +1,7 @@
 """The multi-player PettingZoo env: API, registry, turns, scores, observations, bad input."""
 
 import contextlib
+import importlib
 import io
 import pickle
 import warnings
@@ -98,7 +99,7 @@ def check_end_of_game(env):
     """Invariants of a finished game: all captured (unless chips ran out), points add up,
     every agent's info names the winners and final scores."""
     state, game = env._state, env.game
-    scores = env.scores()
+    scores = env.scores_by_name()
     if env.rules.max_mismatches is None:
         assert state.removed.all()
         assert sum(scores.values()) == int(game.pair_value[game.deck].sum()) // 2
@@ -106,8 +107,9 @@ def check_end_of_game(env):
     best = max(scores.values())
     for agent in env.agents:
         assert env.terminations[agent]
-        assert env.infos[agent]["scores"] == scores
-        assert all(scores[w] == best for w in env.infos[agent]["winners"])
+        assert env.infos[agent]["scores"].tolist() == list(scores.values())
+        assert all(scores[w] == best for w in env.winner_names()) and env.winner_names()
+        assert env.infos[agent]["winners"].tolist() == [a in env.winner_names() for a in env.possible_agents]
 
 
 def test_full_52_card_game_passes_the_api_test():
@@ -150,7 +152,7 @@ def test_who_moves_after_a_turn(turn_policy, what, again, players):
     env.step(i if what == "illegal" else j)
     assert env.agent_selection == (mover if again else "player_0")
     assert env.rewards[mover] == (1 if what == "match" else 0)
-    assert env.scores()[mover] == (1 if what == "match" else 0)
+    assert env.scores_by_name()[mover] == (1 if what == "match" else 0)
 
 
 def test_illegal_flip_under_raise_changes_nothing():
@@ -188,7 +190,7 @@ def test_joker_pair_scores_joker_value():
     jokers = [p for p, card in enumerate(env.layout) if card.is_joker]
     env.step(jokers[0])
     env.step(jokers[1])
-    assert env.rewards["player_0"] == 2 and env.scores() == {"player_0": 2, "player_1": 0}
+    assert env.rewards["player_0"] == 2 and env.scores_by_name() == {"player_0": 2, "player_1": 0}
 
 
 @pytest.mark.parametrize("mode, shown", [("memory", True), ("visible", False)])
@@ -243,9 +245,10 @@ def test_winners_and_rewards_at_the_end(fields, winners, reward_mode):
         flip(env, name, copy)
     assert all(env.terminations.values())
     for agent in env.possible_agents:
-        assert env.infos[agent]["winners"] == winners
+        assert env.infos[agent]["winners"].tolist() == [a in winners for a in env.possible_agents]
         points = 2 if jokers else 1
-        assert env.infos[agent]["scores"] == {"player_0": points, "player_1": points}
+        assert env.infos[agent]["scores"].tolist() == [points, points]
+    assert env.winner_names() == winners and env.scores_by_name() == {"player_0": points, "player_1": points}
     if reward_mode == "win_loss":
         tied = len(winners) == 2
         for agent in env.possible_agents:
@@ -420,3 +423,184 @@ def test_action_space_contains_like_discrete():
     assert space == plain and repr(space) == "Discrete(8)"
     for value in [0, 7, 8, -1, 2**70, True, False, 1.0, np.int64(3), np.int8(9), np.array(2), np.array([2]), "1", None]:
         assert space.contains(value) == plain.contains(value), value
+
+
+# -- fixed-shape infos ----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "make_env",
+    [lambda: concentration_v0.env(num_players=3, ranks=3), lambda: duel_v0.env(ranks=3)],
+    ids=["concentration_v0", "duel_v0"],
+)
+def test_infos_are_fixed_shape_arrays_from_reset_to_the_end(make_env):
+    """Every step's info stacks with every other's (Tianshou and PufferLib store them): bool
+    winners and int32 scores in seat order, the winners marked only once the game is over."""
+    env = make_env()
+    raw = env.unwrapped
+    players = raw.num_players
+    endings = set()
+    for seed in range(12):
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        kept = []
+        for _agent in env.agent_iter():
+            obs, _, terminated, truncated, info = env.last()
+            assert set(info) == {"winners", "scores"}
+            assert info["winners"].dtype == bool and info["winners"].shape == (players,)
+            assert info["scores"].dtype == np.int32 and info["scores"].shape == (players,)
+            assert info["scores"].tolist() == list(raw.scores_by_name().values())
+            over = terminated or truncated
+            assert info["winners"].any() == over
+            assert [a for a, won in zip(raw.possible_agents, info["winners"]) if won] == raw.winner_names()
+            kept.append((info, info["scores"].copy(), info["winners"].copy()))
+            env.step(None if over else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        for info, scores, winners in kept:  # an info handed out earlier never changed later
+            assert np.array_equal(info["scores"], scores) and np.array_equal(info["winners"], winners)
+        assert raw.winner_names()  # still readable after every agent left
+        endings.add(len(raw.winner_names()))
+        np.stack([info["winners"] for info, _, _ in kept])  # every step's info stacks
+    assert 1 in endings and max(endings) > 1  # saw a sole winner and a shared win
+
+
+def test_winner_names_survive_a_snapshot_and_need_a_reset():
+    env = make(num_players=2, ranks=1)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.winner_names()
+    env.reset(seed=0)
+    play_random_game(env, np.random.default_rng(0))
+    names = env.winner_names()
+    fresh = make(num_players=2, ranks=1)
+    fresh.reset(seed=1)
+    fresh.set_state(env.get_state())
+    assert fresh.winner_names() == names and names
+    snapshot = env.get_state()
+    snapshot["aec"]["_won"] = [True, False]
+    with pytest.raises(ValueError, match="_won"):
+        fresh.set_state(snapshot)
+
+
+# -- the flat (classic) observation format --------------------------------------------------
+BOX_PRESETS = ("standard", "checkerboard", "pictures", "zebra")
+
+
+@pytest.mark.parametrize(
+    "make_env, kwargs",
+    [(concentration_v0.env, dict(rules=short_rules(preset), num_players=3)) for preset in BOX_PRESETS]
+    + [(duel_v0.env, dict(ranks=2))],
+    ids=[*BOX_PRESETS, "duel_v0"],
+)
+def test_box_format_passes_pettingzoo_api_and_seed_tests(make_env, kwargs):
+    kwargs = dict(kwargs, observation_format="box")
+    env = make_env(**kwargs)
+    space = env.observation_space("player_0")
+    assert space["observation"].dtype == np.float32 and space["action_mask"].dtype == np.int8
+    assert len(space["observation"].shape) == 1 and space["action_mask"].shape == (env.unwrapped.num_cards,)
+    quietly(api_test, env, num_cycles=500)
+    quietly(seed_test, lambda: make_env(**kwargs), num_cycles=500)
+
+
+def check_box_matches_dict(box_env, dict_env, seed):
+    """Play one random game on both formats; every observation's flat vector decodes,
+    slice by slice of ``box_layout()``, to the Dict one."""
+    layout = box_env.unwrapped.box_layout()
+    total = int(box_env.observation_space("player_0")["observation"].shape[0])
+    assert layout[-1][2] == total and [start for _, start, _ in layout[1:]] == [stop for _, _, stop in layout[:-1]]
+    points = int(dict_env.observation_space("player_0")["observation"]["scores"].high[0])  # the game's points
+    rng = np.random.default_rng(seed)
+    box_env.reset(seed=seed)
+    dict_env.reset(seed=seed)
+    for agent in dict_env.agent_iter():
+        flat, mask = box_env.observe(agent)["observation"], box_env.observe(agent)["action_mask"]
+        plain = dict_env.observe(agent)
+        assert np.array_equal(mask, plain["action_mask"])
+        for name, start, stop in layout:
+            part, expected = flat[start:stop], plain["observation"][name]
+            if name == "scores":
+                np.testing.assert_allclose(part, expected / points, rtol=1e-6)
+            elif name.endswith("cards"):
+                onehot = part.reshape(len(expected), -1)
+                assert (onehot.sum(axis=1) == 1).all() and onehot.argmax(axis=1).tolist() == expected.tolist()
+            else:
+                assert part.tolist() == expected.tolist(), name
+        done = dict_env.terminations[agent] or dict_env.truncations[agent]
+        action = None if done else int(rng.choice(np.flatnonzero(plain["action_mask"])))
+        box_env.step(action)
+        dict_env.step(action)
+
+
+@pytest.mark.parametrize(
+    "make_env, kwargs",
+    [
+        (concentration_v0.env, dict(num_players=3, ranks=3)),
+        (concentration_v0.env, dict(rules="checkerboard", ranks=2, jokers=True, joker_value=3)),
+        (duel_v0.env, dict(ranks=2)),
+    ],
+)
+def test_box_format_is_the_documented_concatenation_of_the_dict(make_env, kwargs):
+    for seed in range(3):
+        check_box_matches_dict(make_env(observation_format="box", **kwargs), make_env(**kwargs), seed)
+    raw = make_env(**kwargs).unwrapped
+    names = [name for name, _, _ in raw.box_layout()]
+    assert names[:3] == ["cards", "face_up", "removed"] and names[-1] == "scores"
+    if raw.game.checkerboard:
+        assert names[3] == "back"
+
+
+def test_box_layout_helper_and_a_bad_format():
+    from concentration_env.envs.spaces import box_layout
+
+    raw = make(num_players=3, ranks=2)
+    assert box_layout(raw.game, 3) == raw.box_layout()
+    faces, n = raw.game.num_faces, raw.num_cards
+    assert box_layout(raw.game, 3) == [
+        ("cards", 0, n * (faces + 1)),
+        ("face_up", n * (faces + 1), n * (faces + 2)),
+        ("removed", n * (faces + 2), n * (faces + 3)),
+        ("scores", n * (faces + 3), n * (faces + 3) + 3),
+    ]
+    for make_env in (make, duel_v0.raw_env):
+        with pytest.raises(ValueError, match=r"observation_format.*dict, box"):
+            make_env(observation_format="flat")
+
+
+# -- the global state (god view) ------------------------------------------------------------
+STATE_TEST = importlib.import_module("pettingzoo.test.state_test")  # the module, not its function
+
+
+@pytest.mark.parametrize(
+    "make_env, kwargs",
+    [
+        (concentration_v0.env, dict(num_players=3, ranks=3)),
+        (concentration_v0.env, dict(rules="checkerboard", ranks=2, observation_format="box")),
+        (concentration_v0.env, dict(num_players=2, ranks=2, max_turns=5)),
+        (duel_v0.env, dict(ranks=2)),
+        (duel_v0.env, dict(ranks=2, observation_format="box")),
+    ],
+)
+def test_state_is_the_whole_table_in_state_space(make_env, kwargs):
+    env = make_env(**kwargs)
+    quietly(STATE_TEST.test_state_space, env)
+    quietly(STATE_TEST.test_state, env, 300)
+    quietly(api_test, make_env(**kwargs), num_cycles=300)
+    raw = env.unwrapped
+    layout = {name: slice(start, stop) for name, start, stop in raw.state_layout()}
+    assert raw.state_layout()[-1][2] == raw.state_space.shape[0]
+    assert ("back" in layout) == raw.game.checkerboard
+    rng = np.random.default_rng(0)
+    for seed in range(3):
+        env.reset(seed=seed)
+        for agent in env.agent_iter():
+            state, core_state = env.state(), raw._state
+            assert state.dtype == np.int32 and env.state_space.contains(state)
+            faces = np.asarray(raw.layout).reshape(-1)  # every dealt card, both layouts in the duel
+            shown = [raw.faces.index(card) + 1 for card in faces]
+            captured = core_state.removed[0].astype(bool)
+            assert state[layout["faces"]].tolist() == np.where(captured, 0, shown).tolist()
+            assert state[layout["removed"]].tolist() == core_state.removed[0].tolist()
+            assert state[layout["face_up"]].tolist() == core.face_up(core_state)[0].tolist()
+            assert state[layout["scores"]].tolist() == list(raw.scores_by_name().values())
+            over = env.terminations[agent] or env.truncations[agent]
+            expected = [0] * raw.num_players if over else [int(a == agent) for a in raw.possible_agents]
+            assert state[layout["to_move"]].tolist() == expected
+            env.step(None if over else int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"]))))
+    with pytest.raises(RuntimeError, match="reset"):
+        make_env(**kwargs).unwrapped.state()

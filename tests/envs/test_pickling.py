@@ -72,7 +72,7 @@ class Aec(Gym):
             env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
         if not env.agents:
             env.reset()
-        return plain([env.agent_selection, env.last(), env.unwrapped.scores()])
+        return plain([env.agent_selection, env.last(), env.unwrapped.scores_by_name()])
 
 
 KINDS = {

@@ -12,7 +12,6 @@ from gymnasium.vector import SyncVectorEnv
 import concentration_env  # noqa: F401  (registers the ids)
 from concentration_env.envs.registration import VERSUS_ID
 from concentration_env.envs.versus_vector import VersusVectorEnv
-from concentration_env.game.seats import agent_name
 from tests.helpers.batched import assert_same, random_actions
 
 NUM_ENVS = 6
@@ -51,12 +50,11 @@ def seat_order(learner_first, seats):
 
 
 def winner_flags(info, players):
-    """The reference's winners as (num_envs, num_players) bool in seat order: the single env
-    reports them at the end of a game, as agent names (or already as a bool row)."""
-    flags = np.zeros((len(info.get("_action_mask", ())), players), dtype=bool)
-    for i in np.flatnonzero(info.get("_winners", ())):
-        won = info["winners"][i]
-        flags[i] = won if np.asarray(won).dtype == bool else [agent_name(s) in won for s in range(players)]
+    """The reference's winners as (num_envs, num_players) bool in seat order (each single env
+    reports its bool row at every step)."""
+    flags = np.zeros((len(info["_action_mask"]), players), dtype=bool)
+    rows = np.flatnonzero(info["_winners"])
+    flags[rows] = np.asarray(info["winners"])[rows]
     return flags
 
 

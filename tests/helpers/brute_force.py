@@ -25,7 +25,8 @@ def solve(rules, strategy: str = "optimal"):
     Greedy is only modelled for plain backs.
 
     ``strategy="greedy"`` fixes every choice to the greedy rule (a known pair if any; else an
-    unknown card, then its known partner or another unknown card); "optimal" tries them all.
+    unknown card, then its known partner or another unknown card), ``"defer_pairs"`` to the
+    same rule with known pairs taken only once no unknown card is left; "optimal" tries them all.
     Two-player positions where both players would flip two known cards forever are scored 0.
     """
     game = compile_rules(rules)
@@ -54,6 +55,8 @@ def solve(rules, strategy: str = "optimal"):
         if strategy == "optimal":
             return sorted(set(table))
         pairs = has_pair(table)
+        if strategy == "defer_pairs" and (UNKNOWN, 0) in table:
+            pairs = []
         return [(pairs[0][0], 0)] if pairs else [(UNKNOWN, 0)]
 
     def seconds(rest, first_face):

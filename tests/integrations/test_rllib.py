@@ -156,8 +156,8 @@ def test_train_checkpoint_restore_and_play(local_ray, tmp_path):
     policy.reset(seed=2)
     earned = play_turns(table, dict.fromkeys(range(rules.num_players), policy), watch="player_0")
     assert all(table.terminations.values())
-    assert sum(table.scores().values()) == rules.num_pairs
-    assert earned == table.scores()["player_0"]
+    assert sum(table.scores_by_name().values()) == rules.num_pairs
+    assert earned == table.scores_by_name()["player_0"]
     # the batched path (the baselines' harness, observations of the core) picks what the single path picks
     greedy = RLlibPolicy(path)
     game = core.compile_rules(rules)

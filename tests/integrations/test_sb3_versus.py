@@ -99,8 +99,8 @@ def test_learner_rewards_add_up_to_its_points_and_margin():
         totals += rewards
         for i in np.flatnonzero(dones):
             scores = infos[i]["scores"]
-            mine = scores[infos[i]["agent"]]
-            assert totals[i] == 2 * mine - sum(scores.values())  # margin: mine minus theirs
+            mine = scores[int(infos[i]["agent"].removeprefix("player_"))]
+            assert totals[i] == 2 * mine - scores.sum()  # margin: mine minus theirs
             assert not infos[i]["terminal_observation"]["action_mask"].any()
             totals[i], finished = 0.0, finished + 1
 

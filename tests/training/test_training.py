@@ -42,6 +42,13 @@ SMALL = {
         "hyperparameters.batch_size=64",
         "hyperparameters.n_epochs=2",
     ],
+    "solitaire_raw_mlp": [
+        "rules=toddler",
+        "num_envs=4",
+        "hyperparameters.n_steps=64",
+        "hyperparameters.batch_size=64",
+        "hyperparameters.n_epochs=2",
+    ],
     "maskable_throughput": [
         "rules=toddler",
         "num_envs=4",

@@ -1,0 +1,234 @@
+"""The learner suite: where each kind of learner stands, raw and engineered, on every variant.
+
+``python scripts/benchmark.py --config configs/benchmark/suite.yaml`` evaluates the models
+committed under ``models/suite/<variant>/<learner>/seed<k>/`` next to the baselines and the
+exact optimum and writes ``suite.md``, ``suite.json`` and one learning-curve PNG per variant
+to the suite's output folder; ``--train`` first trains every learner anew (each with the
+training entry, :func:`concentration_env.training.run.train`) and says how long that took.
+Rows whose models are missing read "not trained", learners whose config does not load in this
+build "learner not available in this build": nothing is filled in.
+
+Evaluation deals are seeded ``eval_seed + g`` for ``g < eval_games``, the same deals for every
+model and baseline; :func:`.suite_config.load_suite` checks that they lie above every deal the
+training runs evaluate on (``seed + 10_000 + g``). Each model plays them deterministically
+and sampled (games still running at the harness's turn cap count with the turns they took,
+and their share is reported); a learner's figure is the mean over its seeds' means with a 95%
+t-interval over those means. The config format is in :mod:`.suite_config`, the tables and
+plots in :mod:`.suite_report`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from concentration_env.game.overrides import apply_overrides
+from concentration_env.game.rules import load_yaml_mapping
+from concentration_env.training.config import TrainConfig
+from concentration_env.training.evaluation import solitaire_stats
+from concentration_env.training.suite_config import PLAYS, Learner, Suite, Variant, load_suite
+
+NOT_TRAINED = "not trained"
+NOT_AVAILABLE = "learner not available in this build"
+MODEL = "final"  # the suite evaluates each run's final model; no checkpoint is selected
+# Two-sided 95% Student t quantiles by degrees of freedom (no scipy in the train extra).
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
+Z95 = 1.960
+
+
+def t_interval(values: list[float]) -> tuple[float, float | None]:
+    """Mean and 95% t half-width of ``values`` (None for a single value)."""
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, None
+    spread = (sum((v - mean) ** 2 for v in values) / (n - 1)) ** 0.5
+    return mean, T95.get(n - 1, Z95) * spread / n**0.5
+
+
+def is_suite_config(argv: list[str]) -> bool:
+    """Whether the ``--config`` of a benchmark command line is a suite (it has ``variants``)."""
+    path = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--config"), None)
+    path = path or next((a.split("=", 1)[1] for a in argv if a.startswith("--config=")), None)
+    try:
+        return path is not None and "variants" in load_yaml_mapping(Path(path))
+    except ValueError:
+        return False  # the benchmark's own loading reports the bad file
+
+
+# -- training ---------------------------------------------------------------------------------
+def train_command(suite: Suite, variant: Variant, learner: Learner, seed: int) -> str:
+    """The ``scripts/train.py`` command that trains one run of the suite on its own."""
+    config = suite.train_config(variant, learner, seed)
+    sets = list(learner.overrides) + [
+        f"rules={yaml.safe_dump(variant.rules_entry, default_flow_style=True).strip()}",
+        f"observation_mode={config.observation_mode}",
+        f"total_timesteps={config.total_timesteps}",
+        f"seed={seed}",
+        f"eval_freq={config.eval_freq}",
+        f"checkpoint_freq={config.checkpoint_freq}",
+    ]
+    folder = suite.model_dir(variant, learner, seed)
+    return f"python scripts/train.py --config {learner.config} --set {shlex.join(sets)} --run-dir {folder}"
+
+
+def train_suite(suite: Suite) -> float:
+    """Train every available learner on its variants and seeds into the models folder
+    (replacing what is there); returns the wall time in seconds."""
+    from concentration_env.training.run import train
+
+    began = time.perf_counter()
+    for variant in suite.variants:
+        for learner in (suite.learners[name] for name in variant.learners):
+            if learner.unavailable is not None:
+                print(f"skip {learner.name} on {variant.name}: {NOT_AVAILABLE} ({learner.unavailable})")
+                continue
+            for seed in suite.seeds:
+                folder = suite.model_dir(variant, learner, seed)
+                if folder.exists():
+                    shutil.rmtree(folder)
+                config = suite.train_config(variant, learner, seed)
+                train(config, f"{variant.name}-{learner.name}", folder, progress_bar=False)
+                for bulky in ("tb", "checkpoints"):  # logs and intermediate saves stay out of the repo
+                    shutil.rmtree(folder / bulky, ignore_errors=True)
+                _write_readme(suite, variant, learner, seed, folder)
+                spent = json.loads((folder / "training.json").read_text())["wall_seconds"]
+                print(f"trained {learner.name} on {variant.name}, seed {seed}: {spent} s")
+    return time.perf_counter() - began
+
+
+def _write_readme(suite: Suite, variant: Variant, learner: Learner, seed: int, folder: Path) -> None:
+    summary = json.loads((folder / "training.json").read_text())
+    (folder / "README.md").write_text(
+        f"# {learner.label} ({learner.tier}) on {variant.label}, seed {seed}\n\n"
+        f"One run of the learner suite `{suite.source}`; its model is the {MODEL} model of the run.\n\n"
+        f"The whole suite: `python scripts/benchmark.py --config {suite.source} --train`\n\n"
+        f"This run alone:\n\n    {train_command(suite, variant, learner, seed)}\n\n"
+        f"Config: `config.yaml` (the resolved training config). Training took {summary['timesteps']} env steps "
+        f"in {summary['wall_seconds']} s ({summary['steps_per_second']} steps/s, one torch thread); "
+        "`eval.csv` holds the evaluations during training, `training.json` the timings.\n"
+    )
+
+
+# -- evaluation -------------------------------------------------------------------------------
+def discount(config: TrainConfig) -> tuple[float | None, float | None]:
+    """The (gamma, GAE lambda) a config trains with: its own or the learner's defaults."""
+    if config.algo == "recurrent_ppo":
+        from concentration_env.training.recurrent import RecurrentPPOSettings
+
+        defaults: dict[str, Any] = {"gamma": RecurrentPPOSettings.gamma, "gae_lambda": RecurrentPPOSettings.gae_lambda}
+    else:
+        from concentration_env.training.learners import sb3_class
+
+        parameters = inspect.signature(sb3_class(config.algo).__init__).parameters
+        defaults = {k: parameters[k].default for k in ("gamma", "gae_lambda") if k in parameters}
+    values = {**defaults, **config.hyperparameters}
+    return values.get("gamma"), values.get("gae_lambda")
+
+
+def evaluate_baselines(suite: Suite, variant: Variant) -> list[dict[str, Any]]:
+    """Every baseline on the evaluation deals (with perfect-memory observations)."""
+    from baselines import make_policy
+
+    rows = []
+    for baseline in suite.baselines:
+        policy = make_policy(baseline.policy, variant.rules, **baseline.kwargs)
+        stats = solitaire_stats(variant.rules, policy, suite.eval_games, suite.eval_seed)
+        rows.append(
+            {"label": baseline.label, "moves": stats["moves"], "ci95": stats["moves_ci95"], "capped": stats["capped"]}
+        )
+    return rows
+
+
+def evaluate_learner(suite: Suite, variant: Variant, learner: Learner) -> dict[str, Any]:
+    """One learner's seeds on the evaluation deals, played both ways, or its status."""
+    from concentration_env.training.config import config_from_mapping
+    from concentration_env.training.model_policy import ModelPolicy
+    from concentration_env.training.run_folder import read_run_config
+
+    row: dict[str, Any] = {"name": learner.name, "label": learner.label, "tier": learner.tier, "play": learner.play}
+    if learner.unavailable is not None:
+        return {**row, "status": NOT_AVAILABLE, "why": learner.unavailable}
+    folders = [suite.model_dir(variant, learner, seed) for seed in suite.seeds]
+    missing = [str(f) for f in folders if not (f / "training.json").is_file()]
+    if missing:
+        return {**row, "status": NOT_TRAINED, "missing": missing}
+    plays: dict[str, Any] = {}
+    for play in PLAYS:
+        seeds = []
+        for folder in folders:
+            policy = ModelPolicy(folder, variant.rules, deterministic=play == "deterministic")
+            seeds.append(solitaire_stats(variant.rules, policy, suite.eval_games, suite.eval_seed))
+        mean, half = t_interval([s["moves"] for s in seeds])
+        capped = sum(s["capped"] for s in seeds) / (len(seeds) * suite.eval_games)
+        plays[play] = {"moves": mean, "ci95": half, "seed_moves": [s["moves"] for s in seeds], "capped_share": capped}
+    config = config_from_mapping(read_run_config(folders[0]), source=str(folders[0] / "config.yaml"))
+    summaries = [json.loads((f / "training.json").read_text()) for f in folders]
+    gamma, lam = discount(config)
+    return {
+        **row,
+        "status": "ok",
+        "plays": plays,
+        "algo": config.algo,
+        "gamma": gamma,
+        "gae_lambda": lam,
+        "env_steps": [s["timesteps"] for s in summaries],
+        "wall_seconds": [s["wall_seconds"] for s in summaries],
+        "model": MODEL,
+        "folders": [str(f) for f in folders],
+    }
+
+
+def evaluate_suite(suite: Suite) -> list[dict[str, Any]]:
+    """Per variant: the optimum, the baselines and every learner (JSON-ready)."""
+    import torch
+
+    from baselines.evaluate import exact_value
+    from concentration_env.training.run import TORCH_THREADS
+
+    torch.set_num_threads(TORCH_THREADS)
+    results = []
+    for variant in suite.variants:
+        results.append(
+            {
+                "name": variant.name,
+                "label": variant.label,
+                "mode": variant.mode,
+                "optimum": exact_value(variant.rules, ["optimal"]),
+                "baselines": evaluate_baselines(suite, variant),
+                "learners": {name: evaluate_learner(suite, variant, suite.learners[name]) for name in variant.learners},
+            }
+        )
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python scripts/benchmark.py --config configs/benchmark/suite.yaml [--train]``."""
+    from concentration_env.training.suite_report import write_report
+
+    parser = argparse.ArgumentParser(prog="concentration-benchmark", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", required=True, help="a suite config, e.g. configs/benchmark/suite.yaml")
+    parser.add_argument("--train", action="store_true", help="train every learner anew before evaluating")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a top-level key")
+    args = parser.parse_args(argv)
+    try:
+        suite = load_suite(args.config, apply_overrides({}, args.set), train=args.train)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    trained = train_suite(suite) if args.train else None
+    if trained is not None:
+        print(f"training the suite took {trained:.0f} s")
+    text = write_report(suite, evaluate_suite(suite), trained)
+    print(text)
+    print(f"written to {suite.output}/ (suite.md, suite.json, curve_<variant>.png)")
+    return 0

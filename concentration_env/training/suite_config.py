@@ -1,0 +1,264 @@
+"""The learner suite's config (``configs/benchmark/suite.yaml``), validated in full at load.
+
+A suite trains every learner on every game variant it applies to, with several seeds at one
+budget of env steps, and evaluates the models next to the baselines on seeded deals that
+training never used::
+
+    budget: 200000          # env steps per learner, per variant and seed
+    seeds: [0, 1, 2]
+    eval_games: 1000        # evaluation deals per model (and per baseline)
+    eval_seed: 1000000      # deal g of the evaluation is seeded eval_seed + g
+    curve_points: 10        # evaluations during training (the learning curves)
+    output: benchmarks/suite
+    models: models/suite    # models/suite/<variant>/<learner>/seed<k>/
+    baselines: [random, greedy, {policy: forgetful, capacity: 4, forget: 0}]
+    learners:
+      raw_mlp: {config: configs/train/solitaire_raw_mlp.yaml, tier: raw, mode: memory}
+    variants:
+      memory_rank52: {rules: {matching: rank}, mode: memory}
+
+A learner names a training config (``configs/train/*.yaml``), its tier (``raw``: the network
+sees the env's observation only; ``engineered``: hand-made features or memory), the
+observation mode it plays (it is trained on the variants of that mode), how the main table
+shows it (``play: deterministic`` or ``sampled``; both are always measured) and ``set``:
+``key=value`` overrides of its config (as ``--set`` of ``scripts/train.py``). A variant gives
+its rules and mode, and optionally the learners it gets (default: every learner of its mode).
+A learner whose config does not load (e.g. a network this build lacks) is kept, marked with
+why, and shown as "learner not available in this build"; every other bad entry is one
+``ValueError`` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+from concentration_env.game.checks import check_choice, check_int
+from concentration_env.game.rules import Rules, load_yaml_mapping
+from concentration_env.game.seats import OBSERVATION_MODES
+from concentration_env.training.config import TrainConfig, config_from_mapping, load_config, rules_from_config
+from concentration_env.training.run import EVAL_SEED_OFFSET
+
+REQUIRED = ("budget", "seeds", "eval_games", "eval_seed", "output", "models", "baselines", "learners", "variants")
+TOP_KEYS = REQUIRED + ("curve_points",)
+LEARNER_KEYS = ("config", "tier", "mode", "label", "play", "set")
+VARIANT_KEYS = ("rules", "mode", "label", "learners")
+TIERS = ("raw", "engineered")
+PLAYS = ("deterministic", "sampled")
+
+
+@dataclass(frozen=True)
+class Learner:
+    """One learner of the suite; ``base`` is its loaded config, or None with ``unavailable`` saying why."""
+
+    name: str
+    label: str
+    config: str
+    tier: str
+    mode: str
+    play: str
+    overrides: tuple[str, ...]
+    base: TrainConfig | None
+    unavailable: str | None
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One game variant: a row of the table."""
+
+    name: str
+    label: str
+    rules: Rules
+    rules_entry: Any  # as written in the file, for the training configs
+    mode: str
+    learners: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A baseline policy by name with its keyword arguments."""
+
+    policy: str
+    kwargs: dict
+    label: str
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A validated suite config."""
+
+    source: str
+    budget: int
+    seeds: tuple[int, ...]
+    eval_games: int
+    eval_seed: int
+    curve_points: int
+    output: Path
+    models: Path
+    baselines: tuple[Baseline, ...]
+    learners: dict[str, Learner] = field(default_factory=dict)
+    variants: tuple[Variant, ...] = ()
+
+    def model_dir(self, variant: Variant, learner: Learner, seed: int) -> Path:
+        """Where the model of one run lives: ``<models>/<variant>/<learner>/seed<k>``."""
+        return self.models / variant.name / learner.name / f"seed{seed}"
+
+    def train_config(self, variant: Variant, learner: Learner, seed: int) -> TrainConfig:
+        """The learner's config with the variant's rules and mode, the budget and the seed."""
+        assert learner.base is not None, "an unavailable learner is never trained"
+        data = learner.base.to_dict()
+        data.update(
+            rules=variant.rules_entry,
+            observation_mode=variant.mode,
+            total_timesteps=self.budget,
+            seed=seed,
+            eval_freq=max(1, self.budget // self.curve_points),
+            checkpoint_freq=self.budget,
+        )
+        return config_from_mapping(data, source=f"{self.source}: learner {learner.name!r} on {variant.name!r}")
+
+
+def _fail(source: str, key: str, why: str) -> NoReturn:
+    raise ValueError(f"{source}: key {key!r}: {why}")
+
+
+def _mapping(source: str, key: str, value: Any, allowed: tuple[str, ...], required: tuple[str, ...]) -> dict:
+    if not isinstance(value, Mapping):
+        _fail(source, key, f"expected a mapping, got {value!r}")
+    unknown = sorted(set(value) - set(allowed))
+    if unknown:
+        _fail(source, key, f"unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(allowed)}")
+    missing = [k for k in required if k not in value]
+    if missing:
+        _fail(source, key, f"missing key(s) {', '.join(map(repr, missing))}")
+    return dict(value)
+
+
+def _check_writable(source: str, key: str, path: Path) -> None:
+    """The folder exists as a writable folder, or can be made under a writable one."""
+    probe = path
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        _fail(source, key, f"{probe} is a file, not a folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        _fail(source, key, f"{probe} is not writable")
+
+
+def _learner(source: str, name: str, value: Any) -> Learner:
+    where = f"learners.{name}"
+    entry = _mapping(source, where, value, LEARNER_KEYS, ("config", "tier", "mode"))
+    try:
+        tier = check_choice("tier", entry["tier"], TIERS)
+        mode = check_choice("mode", entry["mode"], OBSERVATION_MODES)
+        play = check_choice("play", entry.get("play", "deterministic"), PLAYS)
+    except ValueError as error:
+        _fail(source, where, str(error))
+    overrides = entry.get("set", [])
+    if not isinstance(overrides, list) or not all(isinstance(o, str) for o in overrides):
+        _fail(source, f"{where}.set", "expected a list of key=value overrides")
+    if not isinstance(entry["config"], str):
+        _fail(source, f"{where}.config", "expected the path of a training config")
+    base, unavailable = None, None
+    try:
+        base = load_config(entry["config"], overrides)
+    except ValueError as error:
+        unavailable = str(error)
+    if base is not None and base.resolved_rules.num_players != 1:
+        _fail(source, f"{where}.config", "the suite trains solitaire learners (num_players: 1)")
+    label = str(entry.get("label", name))
+    return Learner(name, label, entry["config"], tier, mode, play, tuple(overrides), base, unavailable)
+
+
+def _variant(source: str, name: str, value: Any, learners: dict[str, Learner]) -> Variant:
+    where = f"variants.{name}"
+    entry = _mapping(source, where, value, VARIANT_KEYS, ("rules", "mode"))
+    try:
+        rules = rules_from_config(entry["rules"])
+        mode = check_choice("mode", entry["mode"], OBSERVATION_MODES)
+    except ValueError as error:
+        _fail(source, where, str(error))
+    if rules.num_players != 1:
+        _fail(source, f"{where}.rules", "the suite plays solitaire (num_players: 1)")
+    names = entry.get("learners", [n for n, learner in learners.items() if learner.mode == mode])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        _fail(source, f"{where}.learners", "expected a list of learner names")
+    for learner in names:
+        if learner not in learners:
+            _fail(source, f"{where}.learners", f"unknown learner {learner!r}; allowed: {', '.join(learners)}")
+        if learners[learner].mode != mode:
+            _fail(source, f"{where}.learners", f"{learner!r} plays {learners[learner].mode} mode, this is {mode}")
+    label = str(entry.get("label", name))
+    return Variant(name, label, rules, entry["rules"], mode, tuple(names))
+
+
+def _baseline(source: str, index: int, value: Any, rules: Rules) -> Baseline:
+    from baselines import make_policy
+
+    where = f"baselines[{index}]"
+    if isinstance(value, str):
+        value = {"policy": value}
+    if not isinstance(value, Mapping) or "policy" not in value:
+        _fail(source, where, f"expected a policy name or a mapping with 'policy', got {value!r}")
+    kwargs = {k: v for k, v in value.items() if k not in ("policy", "label")}
+    try:
+        make_policy(value["policy"], rules, **kwargs)
+    except (TypeError, ValueError) as error:
+        _fail(source, where, str(error))
+    arguments = ", ".join(f"{k}={v}" for k, v in kwargs.items())
+    label = str(value.get("label", f"{value['policy']}({arguments})" if arguments else value["policy"]))
+    return Baseline(value["policy"], kwargs, label)
+
+
+def load_suite(path: str | Path, overrides: Mapping[str, Any] | None = None, train: bool = False) -> Suite:
+    """Read and validate a suite config (``overrides`` replace top-level keys); with ``train``
+    the models folder must be writable too."""
+    source = str(path)
+    data = {**load_yaml_mapping(Path(path)), **(overrides or {})}
+    data = _mapping(source, "(top level)", data, TOP_KEYS, REQUIRED)
+    numbers = {}
+    for key, minimum in (("budget", 1), ("eval_games", 2), ("eval_seed", 0), ("curve_points", 1)):
+        try:
+            numbers[key] = check_int(key, data.get(key, 10), minimum, whole_floats=True)
+        except ValueError as error:
+            _fail(source, key, str(error))
+    seeds = data["seeds"]
+    if not isinstance(seeds, list) or not seeds or len(set(map(str, seeds))) != len(seeds):
+        _fail(source, "seeds", f"expected a non-empty list of distinct seeds, got {seeds!r}")
+    try:
+        seeds = [check_int("seed", s, 0) for s in seeds]
+    except ValueError as error:
+        _fail(source, "seeds", str(error))
+    for key in ("learners", "variants"):
+        if not isinstance(data[key], Mapping) or not data[key]:
+            _fail(source, key, "expected a mapping of names to entries")
+    learners = {str(name): _learner(source, str(name), value) for name, value in data["learners"].items()}
+    variants = tuple(_variant(source, str(name), value, learners) for name, value in data["variants"].items())
+    if not isinstance(data["baselines"], list):
+        _fail(source, "baselines", "expected a list of policies")
+    baselines = tuple(_baseline(source, i, v, variants[0].rules) for i, v in enumerate(data["baselines"]))
+    episodes = max((lr.base.eval_episodes for lr in learners.values() if lr.base is not None), default=0)
+    # Training evaluates on deals seeded seed + EVAL_SEED_OFFSET + g: the suite's deals lie above.
+    lowest = max(seeds) + EVAL_SEED_OFFSET + episodes
+    if numbers["eval_seed"] < lowest:
+        _fail(source, "eval_seed", f"must be >= {lowest}: training evaluates on deals seeded up to {lowest - 1}")
+    output, models = Path(str(data["output"])), Path(str(data["models"]))
+    _check_writable(source, "output", output)
+    if train:
+        _check_writable(source, "models", models)
+    return Suite(
+        source,
+        numbers["budget"],
+        tuple(seeds),
+        numbers["eval_games"],
+        numbers["eval_seed"],
+        numbers["curve_points"],
+        output,
+        models,
+        baselines,
+        learners,
+        variants,
+    )

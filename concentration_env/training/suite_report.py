@@ -1,0 +1,187 @@
+"""The learner suite's report: the Markdown tables, ``suite.json`` and the learning curves."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from concentration_env.training.suite_config import Suite
+
+DASH = "—"  # a learner that does not apply to a variant's mode
+
+
+def _figure(moves: float, half: float | None, optimum: float | None) -> str:
+    interval = "" if half is None else f" ± {half:.2f}"
+    ratio = "" if optimum is None else f" ({moves / optimum:.3f})"
+    return f"{moves:.2f}{interval}{ratio}"
+
+
+def _learner_cell(row: dict[str, Any] | None, optimum: float | None) -> str:
+    if row is None:
+        return DASH
+    if row["status"] != "ok":
+        return row["status"]
+    play = row["plays"][row["play"]]
+    return _figure(play["moves"], play["ci95"], optimum)
+
+
+def _main_table(suite: Suite, results: list[dict[str, Any]]) -> list[str]:
+    baselines = [b.label for b in suite.baselines]
+    learners = list(suite.learners.values())
+    header = ["variant", "mode", "optimum"] + baselines + [f"{lr.label} [{lr.tier}]" for lr in learners]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for variant in results:
+        optimum = variant["optimum"]
+        cells = [variant["label"], variant["mode"], DASH if optimum is None else f"{optimum:.2f}"]
+        if variant["mode"] == "visible" and optimum is not None:
+            cells[2] += " (perfect memory)"
+        cells += [_figure(b["moves"], b["ci95"], optimum) for b in variant["baselines"]]
+        cells += [_learner_cell(variant["learners"].get(lr.name), optimum) for lr in learners]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _detail_table(suite: Suite, results: list[dict[str, Any]]) -> list[str]:
+    header = [
+        "variant",
+        "learner",
+        "tier",
+        "algo",
+        "gamma",
+        "lambda",
+        "model",
+        "env steps / seed",
+        "wall s / seed",
+        "deterministic moves (ratio)",
+        "capped",
+        "sampled moves (ratio)",
+        "capped",
+    ]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for variant in results:
+        optimum = variant["optimum"]
+        for row in variant["learners"].values():
+            cells = [variant["label"], row["label"], row["tier"]]
+            if row["status"] != "ok":
+                lines.append("| " + " | ".join(cells + [row["status"]] + [""] * (len(header) - 4)) + " |")
+                continue
+            steps, walls = row["env_steps"], row["wall_seconds"]
+            cells += [
+                row["algo"],
+                "n/a" if row["gamma"] is None else f"{row['gamma']:g}",
+                "n/a" if row["gae_lambda"] is None else f"{row['gae_lambda']:g}",
+                row["model"],
+                f"{sum(steps) / len(steps):.0f}",
+                f"{sum(walls) / len(walls):.0f}",
+            ]
+            for play in ("deterministic", "sampled"):
+                figures = row["plays"][play]
+                cells += [_figure(figures["moves"], figures["ci95"], optimum), f"{figures['capped_share']:.1%}"]
+            lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _notes(suite: Suite, results: list[dict[str, Any]], trained: float | None) -> list[str]:
+    seeds = ", ".join(map(str, suite.seeds))
+    lines = [
+        f"Learners: {len(suite.seeds)} seed(s) ({seeds}), {suite.budget:,} env steps each per variant. "
+        f"Every model and baseline plays the same {suite.eval_games} deals, seeded {suite.eval_seed}.."
+        f"{suite.eval_seed + suite.eval_games - 1} (training never evaluates on these: its deals are seeded "
+        "seed + 10,000 + g).",
+        "",
+        "Figures are mean moves per game (lower is better) with a 95% interval and, in brackets, the ratio "
+        "to the optimum. Learners: the mean over seeds of each seed's mean, with a t-interval over the seed "
+        "means (none for one seed), played as the learner's `play` says (the second table has both ways); "
+        "baselines: one run with a normal interval over the deals. Games still running at the harness's "
+        "turn cap count with the turns they took (`capped`: their share).",
+        "",
+        "Tiers: *raw* networks see the env's observation only; *engineered* ones get hand-made per-card "
+        "features or a built-in card memory. Baselines see every card ever shown (perfect memory); "
+        "`forgetful(capacity=k, forget=0)` remembers only the k most recently seen cards, a scale "
+        "between random and perfect memory for visible mode. `defer_pairs` is greedy leaving known pairs "
+        "on the table while unknown cards remain (the rule behind most of optimal's edge under rank matching).",
+        "",
+        "Optimum: the exact expectation of optimal play from the DP (`baselines.optimal`). Visible mode "
+        "has no exact optimum in the DP: its rows show the perfect-memory optimum as the reference, "
+        "which no player of visible mode can beat.",
+        "",
+        f"`{DASH}`: the learner does not play this mode; `not trained`: its models are not under "
+        f"`{suite.models}/` (train with `--train`); `learner not available in this build`: its config "
+        "does not load here.",
+    ]
+    runs = [w for v in results for row in v["learners"].values() if row["status"] == "ok" for w in row["wall_seconds"]]
+    if runs:
+        lines += ["", f"Training the {len(runs)} runs shown took {sum(runs):.0f} s in all (their `training.json`)."]
+    if trained is not None:
+        lines += ["", f"Training the suite took {trained:.0f} s of wall time."]
+    unavailable = {lr.name: lr.unavailable for lr in suite.learners.values() if lr.unavailable}
+    for name, why in unavailable.items():
+        lines += ["", f"- `{name}` not available: {why}"]
+    return lines
+
+
+def markdown(suite: Suite, results: list[dict[str, Any]], trained: float | None = None) -> str:
+    """The suite's tables and notes in Markdown."""
+    return "\n".join(
+        [f"# Learner suite ({suite.source})", ""]
+        + _main_table(suite, results)
+        + ["", "## Per learner", ""]
+        + _detail_table(suite, results)
+        + [""]
+        + _notes(suite, results, trained)
+        + [""]
+    )
+
+
+def learning_curves(suite: Suite, results: list[dict[str, Any]]) -> list[Path]:
+    """One PNG per variant: each learner's evaluations during training (mean over seeds, the
+    seeds' range shaded) with the baselines and the optimum as horizontal lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from concentration_env.training.run_folder import read_eval_csv
+
+    paths = []
+    for variant in results:
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        for row in variant["learners"].values():
+            if row["status"] != "ok":
+                continue
+            curves = [read_eval_csv(Path(folder) / "eval.csv") for folder in row["folders"]]
+            steps = curves[0]["timesteps"]
+            moves = np.stack([np.interp(steps, c["timesteps"], c["moves"]) for c in curves])
+            (line,) = ax.plot(steps, moves.mean(axis=0), marker="o", label=f"{row['label']} [{row['tier']}]")
+            ax.fill_between(steps, moves.min(axis=0), moves.max(axis=0), color=line.get_color(), alpha=0.2)
+        colours = plt.get_cmap("tab10")
+        for index, baseline in enumerate(variant["baselines"]):
+            level = baseline["moves"]
+            ax.axhline(level, linestyle=":", color=colours(index % 10), label=f"{baseline['label']}: {level:.2f}")
+        if variant["optimum"] is not None:
+            reference = "perfect-memory optimum" if variant["mode"] == "visible" else "exact optimum"
+            ax.axhline(
+                variant["optimum"], color="black", linestyle="--", label=f"{reference}: {variant['optimum']:.2f}"
+            )
+        ax.set_xlabel("env steps (flips)")
+        ax.set_ylabel("moves per game during training (lower is better)")
+        ax.set_title(f"{variant['label']} ({variant['mode']} mode), seeds shaded")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper right")
+        fig.tight_layout()
+        paths.append(suite.output / f"curve_{variant['name']}.png")
+        fig.savefig(paths[-1], dpi=100)
+        plt.close(fig)
+    return paths
+
+
+def write_report(suite: Suite, results: list[dict[str, Any]], trained: float | None = None) -> str:
+    """Write ``suite.md``, ``suite.json`` and the curves to the output folder; returns the Markdown."""
+    suite.output.mkdir(parents=True, exist_ok=True)
+    text = markdown(suite, results, trained)
+    (suite.output / "suite.md").write_text(text)
+    (suite.output / "suite.json").write_text(json.dumps(results, indent=2) + "\n")
+    learning_curves(suite, results)
+    return text

@@ -1,0 +1,170 @@
+"""The learner suite: the tiny suite trains and reports, the table reproduces from saved
+models, missing models read "not trained", and bad configs get one clear error."""
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from baselines.evaluate import play
+from concentration_env.training import ModelPolicy, load_config
+from concentration_env.training.cli import benchmark_main
+from concentration_env.training.suite import NOT_AVAILABLE, NOT_TRAINED, t_interval, train_command
+from concentration_env.training.suite_config import load_suite
+
+TINY = "configs/benchmark/suite_tiny.yaml"
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp("suite")
+    argv = ["--config", TINY, "--set", f"output={root / 'out'}", "--set", f"models={root / 'models'}"]
+    assert benchmark_main(argv + ["--train"]) == 0
+    return root, argv
+
+
+def test_tiny_suite_writes_table_json_and_curves(tiny):
+    root, _ = tiny
+    table = (root / "out" / "suite.md").read_text()
+    results = {v["name"]: v for v in json.loads((root / "out" / "suite.json").read_text())}
+    memory, visible = results["memory_rank8"], results["visible_pictures6"]
+    assert memory["optimum"] == pytest.approx(5.371, abs=1e-3)  # the DP's 8-card rank game
+    assert visible["optimum"] is not None and "(perfect memory)" in table
+    assert {lr: memory["learners"][lr]["status"] for lr in memory["learners"]} == {
+        "raw_mlp": "ok",
+        "raw_attention": NOT_AVAILABLE,
+        "per_card": "ok",
+    }
+    assert set(visible["learners"]) == {"raw_memory", "recurrent"}  # visible learners on visible rows only
+    assert {lr: visible["learners"][lr]["status"] for lr in visible["learners"]} == {
+        "raw_memory": "ok",
+        "recurrent": "ok",
+    }
+    recurrent = visible["learners"]["recurrent"]
+    assert recurrent["gamma"] == 0.9 and recurrent["model"] == "final" and recurrent["env_steps"][0] >= 256
+    for play_mode in ("deterministic", "sampled"):
+        assert 0.0 <= recurrent["plays"][play_mode]["capped_share"] <= 1.0
+    assert [b["label"] for b in memory["baselines"]] == [
+        "random",
+        "greedy",
+        "defer_pairs",
+        "forgetful(capacity=2, forget=0)",
+    ]
+    assert NOT_AVAILABLE in table and "| 8 cards, rank | memory | 5.37 |" in table
+    trained = sum(learner["status"] == "ok" for row in results.values() for learner in row["learners"].values())
+    assert f"Training the {trained} runs shown took" in table and "Training the suite took" in table
+    for name in results:
+        assert (root / "out" / f"curve_{name}.png").stat().st_size > 0
+    readme = (root / "models" / "memory_rank8" / "per_card" / "seed0" / "README.md").read_text()
+    assert "python scripts/train.py --config configs/train/solitaire_ppo.yaml" in readme
+    assert not (root / "models" / "memory_rank8" / "per_card" / "seed0" / "tb").exists()
+
+
+def test_the_table_reproduces_from_the_saved_models(tiny, tmp_path):
+    root, argv = tiny
+    again = tmp_path / "again"
+    assert benchmark_main([*argv, "--set", f"output={again}"]) == 0
+    before = json.loads((root / "out" / "suite.json").read_text())
+    assert json.loads((again / "suite.json").read_text()) == before
+
+
+def test_missing_models_read_not_trained(tmp_path):
+    output = tmp_path / "out"
+    argv = ["--config", TINY, "--set", f"output={output}", "--set", f"models={tmp_path / 'none'}"]
+    assert benchmark_main(argv) == 0
+    results = json.loads((output / "suite.json").read_text())
+    statuses = {row["status"] for variant in results for row in variant["learners"].values()}
+    assert statuses == {NOT_TRAINED, NOT_AVAILABLE}
+    assert "| not trained |" in (output / "suite.md").read_text()
+
+
+def test_readme_command_trains_the_same_config(tmp_path):
+    suite = load_suite(TINY, {"models": str(tmp_path)})
+    for variant in suite.variants:
+        for learner in (suite.learners[name] for name in variant.learners if suite.learners[name].base):
+            words = shlex.split(train_command(suite, variant, learner, 0))
+            sets = words[words.index("--set") + 1 : words.index("--run-dir")]
+            assert load_config(words[words.index("--config") + 1], sets) == suite.train_config(variant, learner, 0)
+
+
+def test_sampled_and_deterministic_play_are_reproducible(tiny):
+    root, _ = tiny
+    suite = load_suite(TINY)
+    for variant in suite.variants:
+        for name in ("per_card", "recurrent"):
+            if name not in variant.learners:
+                continue
+            folder = root / "models" / variant.name / name / "seed0"
+            for deterministic in (True, False):
+                # One policy twice: loading a model reseeds torch, playing must too.
+                policy = ModelPolicy(folder, variant.rules, deterministic)
+                runs = [play(variant.rules, [policy], 8, 3, 200).turns for _ in range(2)]
+                assert (runs[0] == runs[1]).all()
+
+
+def test_t_interval():
+    mean, half = t_interval([1.0, 2.0, 3.0])
+    assert mean == 2.0 and half == pytest.approx(4.303 / 3**0.5)
+    assert t_interval([5.0]) == (5.0, None)
+
+
+def test_full_suite_config_meets_the_brief():
+    suite = load_suite("configs/benchmark/suite.yaml")
+    assert len(suite.seeds) >= 3 and suite.eval_games >= 1000 and suite.eval_seed >= 1_000_000
+    assert {v.mode for v in suite.variants} == {"memory", "visible"}
+    for variant in suite.variants:
+        assert all(suite.learners[name].mode == variant.mode for name in variant.learners)
+    assert {lr.tier for lr in suite.learners.values()} == {"raw", "engineered"}
+
+
+GOOD = """\
+budget: 64
+seeds: [0]
+eval_games: 4
+eval_seed: 1000000
+output: {output}
+models: {output}/models
+baselines: [random]
+learners:
+  mlp: {{config: configs/train/solitaire_raw_mlp.yaml, tier: raw, mode: memory}}
+variants:
+  small: {{rules: {{ranks: 2}}, mode: memory}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        (("budget: 64", "budgit: 64"), "(top level)"),  # unknown, and budget missing
+        (("seeds: [0]", "seeds: []"), "seeds"),
+        (("eval_seed: 1000000", "eval_seed: 10050"), "eval_seed"),  # overlaps training's evaluation deals
+        (("[random]", "[clever]"), "baselines[0]"),
+        (("[random]", "[{{policy: forgetful, memory: 3}}]"), "baselines[0]"),
+        (("tier: raw", "tier: cooked"), "learners.mlp"),
+        (("2}}, mode: memory}}", "2}}, mode: visible, learners: [mlp]}}"), "variants.small.learners"),
+        (("2}}, mode: memory}}", "2}}, mode: memory, learners: [cnn]}}"), "variants.small.learners"),
+        (("{{rules: {{ranks: 2}}, ", "{{rules: {{ranks: 99}}, "), "variants.small"),
+    ],
+)
+def test_bad_suite_configs_name_the_key(tmp_path, change, key):
+    path = tmp_path / "suite.yaml"
+    path.write_text(GOOD.replace(*change).format(output=tmp_path / "out"))
+    with pytest.raises(ValueError) as error:
+        load_suite(path)
+    assert str(path) in str(error.value) and repr(key) in str(error.value)
+
+
+def test_unwritable_output_and_cli_errors(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    path = tmp_path / "suite.yaml"
+    path.write_text(GOOD.format(output=blocker / "out"))
+    with pytest.raises(ValueError, match="'output'.*is a file"):
+        load_suite(path)
+    assert benchmark_main(["--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert load_suite(Path(TINY)).learners["raw_attention"].unavailable is not None
