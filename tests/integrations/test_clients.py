@@ -24,13 +24,6 @@ SMALL = {"ranks": 2, "matching": "rank"}  # 8 cards, 4 pairs: two players tie at
 SOLO_IDS = ("Concentration-v0", "ConcentrationVs-v0")
 
 
-# Until these land on main, the tests that need them are expected to fail (strict: they flip when it lands).
-NEEDS_FIXED_INFO = pytest.mark.xfail(
-    strict=True, reason="Tianshou stores info per step: winners must be fixed-shape from reset on (issue 17 finding 2)"
-)
-NEEDS_BOX = pytest.mark.xfail(strict=True, reason='needs observation_format="box" (issue 17 finding 3)')
-
-
 def _legal(mask, action) -> bool:
     return bool(np.asarray(mask).astype(bool)[int(action)])
 
@@ -151,7 +144,6 @@ def _random_algorithm(env):
     return MARLRandomDiscreteMaskedOffPolicyAlgorithm(action_space=env.action_space)
 
 
-@NEEDS_FIXED_INFO
 def test_tianshou_collector_over_wins_and_ties(tianshou):
     """Tianshou's tic-tac-toe pattern with random players: the buffer holds won and tied games alike."""
     from tianshou.algorithm import MultiAgentOffPolicyAlgorithm
@@ -178,7 +170,6 @@ def test_tianshou_collector_over_wins_and_ties(tianshou):
     assert (ended.sum(axis=1) == 1).any() and ended.all(axis=1).any(), "the games include both wins and ties"
 
 
-@NEEDS_BOX
 def test_tianshou_trainer_dqn_against_random(tianshou, tmp_path):
     """A short off-policy trainer run: DQN for one seat over the flat observation, random for the other."""
     import torch
