@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import concentration_env  # noqa: F401  (registers the env ids)
-from concentration_env import concentration_v0
+from concentration_env import concentration_v0, duel_v0
 
 SMALL = {"ranks": 2, "matching": "rank"}  # 8 cards, 4 pairs: two players tie at 2-2 often enough
 SOLO_IDS = ("Concentration-v0", "ConcentrationVs-v0")
@@ -132,10 +132,10 @@ def tianshou():
     return pytest.importorskip("tianshou")
 
 
-def _tianshou_env(**fields):
+def _tianshou_env(make=concentration_v0.env, **fields):
     from tianshou.env.pettingzoo_env import PettingZooEnv
 
-    return PettingZooEnv(concentration_v0.env(**fields))
+    return PettingZooEnv(make(**fields))
 
 
 def _random_algorithm(env):
@@ -144,15 +144,24 @@ def _random_algorithm(env):
     return MARLRandomDiscreteMaskedOffPolicyAlgorithm(action_space=env.action_space)
 
 
-def test_tianshou_collector_over_wins_and_ties(tianshou):
+TABLES = {
+    "two_players": (concentration_v0.env, SMALL),
+    "three_players": (concentration_v0.env, {**SMALL, "num_players": 3}),
+    "duel": (duel_v0.env, SMALL),
+}
+
+
+@pytest.mark.parametrize("table", sorted(TABLES))
+def test_tianshou_collector_over_wins_and_ties(tianshou, table):
     """Tianshou's tic-tac-toe pattern with random players: the buffer holds won and tied games alike."""
     from tianshou.algorithm import MultiAgentOffPolicyAlgorithm
     from tianshou.data import Collector, CollectStats, VectorReplayBuffer
     from tianshou.env import DummyVectorEnv
 
-    env = _tianshou_env(**SMALL)
+    make, fields = TABLES[table]
+    env = _tianshou_env(make, **fields)
     algorithm = MultiAgentOffPolicyAlgorithm(algorithms=[_random_algorithm(env) for _ in env.agents], env=env)
-    envs = DummyVectorEnv([lambda: _tianshou_env(**SMALL) for _ in range(4)])
+    envs = DummyVectorEnv([lambda: _tianshou_env(make, **fields) for _ in range(4)])
     envs.seed(0)
     np.random.seed(0)  # the random players draw from NumPy's global generator
     collector = Collector[CollectStats](algorithm, envs, VectorReplayBuffer(4000, len(envs)))
@@ -162,12 +171,12 @@ def test_tianshou_collector_over_wins_and_ties(tianshou):
     buffer = collector.buffer
     rows = buffer.sample_indices(0)  # every stored step
     winners, done = buffer.info.winners[rows], buffer.done[rows]
-    assert winners.shape == (len(rows), 2) and winners.dtype == np.bool_
-    # The buffer holds fixed-shape winners on every step: none before a game's end, one seat or both at it.
+    assert winners.shape == (len(rows), len(env.agents)) and winners.dtype == np.bool_
+    # Fixed-shape winners on every stored step: no seat before a game's end, one or more at it.
     assert not winners[~done].any()
-    assert winners[done].any(axis=1).all()
-    ended = winners[done]
-    assert (ended.sum(axis=1) == 1).any() and ended.all(axis=1).any(), "the games include both wins and ties"
+    ended = winners[done].sum(axis=1)
+    assert (ended >= 1).all()
+    assert (ended == 1).any() and (ended > 1).any(), "the games include both wins and ties"
 
 
 def test_tianshou_trainer_dqn_against_random(tianshou, tmp_path):
