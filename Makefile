@@ -1,6 +1,7 @@
 # The two commands of the README: `make main` and `make test`. Each sets everything up first.
 # The RLlib smoke test runs in its own venv (.venv-rllib): ray[rllib] pins an older gymnasium.
 # The client-library tests (TorchRL, Tianshou, SuperSuit, SB3's PettingZoo tutorial) run in .venv-clients.
+# The documentation site is built in strict mode (warnings fail) as part of the tests.
 # scripts/check_wheel.sh installs the built wheel into a clean venv and smoke-tests it from outside the tree.
 .PHONY: setup setup-rllib setup-clients setup-docs main test docs
 
@@ -20,7 +21,7 @@ setup-docs:
 main: setup
 	.venv/bin/python scripts/main.py
 
-test: setup setup-rllib setup-clients
+test: setup setup-rllib setup-clients setup-docs
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
 	.venv/bin/mypy
@@ -28,6 +29,7 @@ test: setup setup-rllib setup-clients
 	.venv-rllib/bin/python -m pytest tests/integrations/test_rllib.py
 	.venv-clients/bin/python -m pytest tests/integrations/test_clients.py
 	bash scripts/check_wheel.sh
+	NO_MKDOCS_2_WARNING=1 .venv-docs/bin/mkdocs build --strict --quiet
 
 docs: setup-docs
-	.venv-docs/bin/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 .venv-docs/bin/mkdocs build --strict
