@@ -171,6 +171,9 @@ class raw_env(TableEnv):
         legal = view.pop("action_mask")
         return view, (legal if on_turn else None)
 
+    def _legal(self) -> np.ndarray:
+        return core.legal_mask(self._require_reset())[0]
+
 
 def env(**kwargs: Any) -> AECEnv:
     """The multi-player env with PettingZoo's standard wrappers (see :class:`raw_env`)."""
