@@ -37,7 +37,9 @@ class VersusEnv(gym.Env):
     the other envs; the learner sees every opponent flip. With ``observation_format="box"``
     it is ``{"observation": Box float32, "action_mask": Box int8}``, the flat layout of
     ``concentration_v0`` (:func:`concentration_env.envs.spaces.box_layout`, also
-    ``env.unwrapped.box_layout()``); the opponents still read the Dict.
+    ``env.unwrapped.box_layout()``); with ``observation_format="flat"`` it is that float32
+    ``Box`` alone, the legal flips in ``info["action_mask"]`` and ``env.action_masks()``.
+    The opponents read the Dict in every format.
 
     ## Rewards
     The learner's reward under ``reward_mode``: ``"pairs"`` (default) the points of the
