@@ -135,13 +135,13 @@ class VersusEnv(gym.Env):
                 f"or one for each of the {len(others)} other seats"
             )
         self.opponents = {s: resolve_policy(p, self.rules) for s, p in zip(others, opponents)}
-        table_space = cast(gym.spaces.Dict, self._table.observation_space(self.agent))
         self.observation_space: gym.spaces.Space
         if observation_format == "flat":
             self.observation_space = flat_space(self._table.box_layout())
         elif observation_format == "box":
             self.observation_space = box_space(self._table.box_layout(), self._table.num_cards)
         else:
+            table_space = cast(gym.spaces.Dict, self._table.observation_space(self.agent))
             self.observation_space = gym.spaces.Dict(
                 {**cast(gym.spaces.Dict, table_space["observation"]).spaces, "action_mask": table_space["action_mask"]}
             )
