@@ -46,6 +46,9 @@ class raw_env(TableEnv):
     as in ``concentration_v0``: the observer's ``cards`` one-hot, ``face_up``, ``removed``,
     then the same three ``opponent_`` planes, ``leading`` and the scores divided by the
     game's points (``env.unwrapped.box_layout()`` gives the slices).
+    ``observation_format="flat"`` observes that float32 vector alone, the legal flips in
+    every agent's ``info["action_mask"]`` (int8; all zero for the agent not on turn and
+    once the game is over) and ``env.unwrapped.action_mask(agent)``, as in ``concentration_v0``.
 
     ## State
     ``env.state()``, in ``env.state_space``, is the whole table as in ``concentration_v0``

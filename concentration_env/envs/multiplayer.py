@@ -50,13 +50,19 @@ class raw_env(TableEnv):
 
     With ``observation_format="box"`` the observation is PettingZoo's classic flat layout,
     ``{"observation": Box(0, 1, (N,), float32), "action_mask": Box(0, 1, (num_cards,), int8)}``
-    (what SuperSuit's wrappers and the SB3 and Tianshou tutorials expect): the same planes
+    (what the SB3 and Tianshou tutorials expect): the same planes
     concatenated in this order, ``cards`` one-hot with ``num_faces + 1`` columns per card in
     position order (column 0: not shown, column ``f + 1``: face id ``f``), then ``face_up``,
     ``removed`` and for checkerboard deals ``back`` (one column per card), then ``scores``
     (observer first) divided by the points of the whole game.
     :func:`concentration_env.envs.spaces.box_layout` and ``env.unwrapped.box_layout()`` give
     each plane's ``(name, start, stop)``; ``env.unwrapped.to_box`` flattens a Dict observation.
+
+    With ``observation_format="flat"`` the observation is that float32 vector itself,
+    ``Box(0, 1, (N,), float32)`` (what SuperSuit's observation wrappers take), and the legal
+    flips come in every agent's info as ``info["action_mask"]`` (int8, one per position, at
+    every step; all zero for agents not on turn and once the game is over), the same as
+    ``env.unwrapped.action_mask(agent)``.
 
     ## State
     ``env.state()`` is the whole table for centralised critics (MAPPO and the like): an
@@ -85,14 +91,14 @@ class raw_env(TableEnv):
     Every agent's info, from ``reset`` on and after every step, holds two fixed-shape
     arrays in seat order: ``winners`` (bool, all False until the game ends, then True for
     each winner, several on a shared win) and ``scores`` (int32, every seat's points so
-    far). ``env.unwrapped.winner_names()`` and ``env.unwrapped.scores_by_name()`` give the
+    far); with ``observation_format="flat"`` also ``action_mask`` (see above). ``env.unwrapped.winner_names()`` and ``env.unwrapped.scores_by_name()`` give the
     same by agent name.
 
     ## Arguments
     ``concentration_v0.env(rules=None, num_players=None, first_player=0,
     observation_mode="memory", render_mode=None, table_shape="grid", max_turns=None,
-    observation_format="dict", **rule_fields)``; ``observation_format``: ``"dict"`` or
-    ``"box"`` (see above); ``num_players``
+    observation_format="dict", **rule_fields)``; ``observation_format``: ``"dict"``,
+    ``"box"`` or ``"flat"`` (see above); ``num_players``
     defaults to the rules' own count when that is two or more, else 2. ``first_player``
     is a seat or agent name; ``reset(options={"first_player": ...})`` overrides it for
     one game. ``render_mode``: ``"ansi"`` (the table as text), ``"rgb_array"`` (a picture
@@ -170,6 +176,9 @@ class raw_env(TableEnv):
             view = {key: value[0] for key, value in core.observe(self.game, state, self._memory).items()}
         legal = view.pop("action_mask")
         return view, (legal if on_turn else None)
+
+    def _legal(self) -> np.ndarray:
+        return core.legal_mask(self._require_reset())[0]
 
 
 def env(**kwargs: Any) -> AECEnv:

@@ -83,7 +83,7 @@ def table_observation_space(board: spaces.Dict, players: int, game: Game) -> spa
     return spaces.Dict({"observation": spaces.Dict(fields), "action_mask": board["action_mask"]})
 
 
-OBSERVATION_FORMATS = ("dict", "box")
+OBSERVATION_FORMATS = ("dict", "box", "flat")
 # The planes of a flat observation, in this order (those the board has): the observer's
 # cards, then for the duel the opponent's, then the duel's ``leading`` flag; then the scores.
 BOX_PLANES = (
@@ -113,8 +113,9 @@ def board_box_layout(board: spaces.Dict, players: int) -> list[tuple[str, int, i
 
 
 def box_layout(game: Game, players: int) -> list[tuple[str, int, int]]:
-    """The flat (``observation_format="box"``) observation of ``concentration_v0`` and
-    ``ConcentrationVs-v0`` as ``(name, start, stop)`` slices, in this order: ``cards``
+    """The flat vector of ``concentration_v0`` and ``ConcentrationVs-v0`` (the Box under
+    ``"observation"`` with ``observation_format="box"``, the whole observation with
+    ``"flat"``) as ``(name, start, stop)`` slices, in this order: ``cards``
     one-hot, ``num_faces + 1`` columns per card in position order (column 0: unknown or
     captured, column ``f + 1``: face id ``f``); ``face_up``, ``removed`` and, for
     checkerboard deals, ``back`` (one 0/1 column per card); ``scores``, every seat's points
@@ -122,15 +123,16 @@ def box_layout(game: Game, players: int) -> list[tuple[str, int, int]]:
     return board_box_layout(board_space(game), players)
 
 
+def flat_space(layout: list[tuple[str, int, int]]) -> spaces.Box:
+    """The float32 Box in 0..1 of a flat layout (``observation_format="flat"``)."""
+    return spaces.Box(0.0, 1.0, (layout[-1][2],), np.float32)
+
+
 def box_space(layout: list[tuple[str, int, int]], num_cards: int) -> spaces.Dict:
-    """The PettingZoo classic observation for a flat layout: a float32 Box in 0..1 under
-    ``"observation"`` and the int8 ``"action_mask"``."""
-    return spaces.Dict(
-        {
-            "observation": spaces.Box(0.0, 1.0, (layout[-1][2],), np.float32),
-            "action_mask": spaces.Box(0, 1, (num_cards,), np.int8),
-        }
-    )
+    """The PettingZoo classic observation for a flat layout: the :func:`flat_space` Box
+    under ``"observation"`` and the int8 ``"action_mask"``."""
+    mask = spaces.Box(0, 1, (num_cards,), np.int8)
+    return spaces.Dict({"observation": flat_space(layout), "action_mask": mask})
 
 
 def flatten_board(observation: dict[str, np.ndarray], layout: list[tuple[str, int, int]], total: int) -> np.ndarray:

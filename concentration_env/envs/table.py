@@ -19,6 +19,7 @@ from concentration_env.envs.spaces import (
     Positions,
     board_box_layout,
     box_space,
+    flat_space,
     flatten_board,
     parse_action,
     table_observation_space,
@@ -42,7 +43,7 @@ class TableEnv(AECEnv):
     A subclass names its game functions (``_deal_cards(game, rng)`` and
     ``_step_game(game, state, actions)``, the core's or the duel's), sets ``rules``,
     ``game``, ``num_cards`` and ``board_space``, and implements ``_board``, ``_legal`` and
-    ``_tables`` (what to draw), or ``_sight`` in place of the first two. The state is a
+    ``_tables`` (what to draw), or ``_sight`` in place of ``_board``. The state is a
     batch of one ``core.State``. ``_view`` is free for a subclass to cache what the table
     looks like: it is cleared whenever the state changes (a deal or a flip).
     """
@@ -74,6 +75,7 @@ class TableEnv(AECEnv):
         """Validate the table settings and build the agents and spaces."""
         self.max_turns = check_int("max_turns", max_turns, 1, optional=True, numpy=True)
         self.observation_format = check_choice("observation_format", observation_format, OBSERVATION_FORMATS)
+        self._flat = observation_format == "flat"  # the mask then travels in the infos
         self._memory = check_observation_mode(observation_mode)
         self.observation_mode = observation_mode
         self.render_mode = check_render_mode(render_mode, self.metadata)
@@ -90,11 +92,13 @@ class TableEnv(AECEnv):
         self.agents: list[str] = []
         self._layout = board_box_layout(self.board_space, players)
         self._total = total_points(self.game)
-        observation = (
-            box_space(self._layout, self.num_cards)
-            if observation_format == "box"
-            else table_observation_space(self.board_space, players, self.game)
-        )
+        observation: spaces.Space
+        if observation_format == "flat":
+            observation = flat_space(self._layout)
+        elif observation_format == "box":
+            observation = box_space(self._layout, self.num_cards)
+        else:
+            observation = table_observation_space(self.board_space, players, self.game)
         self.state_space = spaces.Box(0, self._state_highs(), dtype=np.int32)
         self.observation_spaces = dict.fromkeys(self.possible_agents, observation)
         self.action_spaces = dict.fromkeys(self.possible_agents, Positions(self.num_cards))
@@ -103,7 +107,7 @@ class TableEnv(AECEnv):
         self._view: dict[str, np.ndarray] | None = None
 
     # -- PettingZoo API -------------------------------------------------------------------
-    def observation_space(self, agent: str) -> spaces.Dict:
+    def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> spaces.Discrete:
@@ -154,13 +158,15 @@ class TableEnv(AECEnv):
         if self._screen is not None:
             self.render()
 
-    def observe(self, agent: str) -> dict[str, Any]:
+    def observe(self, agent: str) -> dict[str, Any] | np.ndarray:
         seat = self._seats[agent]
         state = self._state
         assert state is not None  # agents exist only after reset() dealt a game
-        on_turn = seat == state.player[0]
+        on_turn = seat == state.player[0] and not self._flat  # the flat format's mask is in the infos
         observation, legal = self._sight(seat, on_turn)
         observation["scores"] = state.scores[0].take(self._rotations[seat])
+        if self._flat:
+            return self.to_box(observation)
         mask = legal.astype(np.int8, copy=False) if legal is not None else self._no_moves.copy()
         if self.observation_format == "box":
             return {"observation": self.to_box(observation), "action_mask": mask}
@@ -198,9 +204,20 @@ class TableEnv(AECEnv):
         return self.game.faces
 
     def box_layout(self) -> list[tuple[str, int, int]]:
-        """Where each plane lies in the flat observation of ``observation_format="box"``:
-        ``(name, start, stop)`` slices in order (see the env's docstring)."""
+        """Where each plane lies in the flat vector of ``observation_format="box"`` and
+        ``"flat"``: ``(name, start, stop)`` slices in order (see the env's docstring)."""
         return list(self._layout)
+
+    def action_mask(self, agent: str) -> np.ndarray:
+        """int8, one per position: the flips ``agent`` may make now (all zero when it is not
+        on turn or the game is over); ``info["action_mask"]`` of ``observation_format="flat"``."""
+        state = self._require_reset()
+        seat = self._seats.get(agent)
+        if seat is None:
+            fail("agent", agent, ", ".join(self.possible_agents))
+        if seat != state.player[0] or agent not in self.agents or self.terminations[agent] or self.truncations[agent]:
+            return self._no_moves.copy()
+        return self._legal().astype(np.int8)
 
     def state(self) -> np.ndarray:
         """The whole table as one int32 array (PettingZoo's global state, for centralised
@@ -233,7 +250,7 @@ class TableEnv(AECEnv):
 
     def to_box(self, observation: dict[str, np.ndarray]) -> np.ndarray:
         """A Dict-format ``observation["observation"]`` as the flat float32 vector of
-        :meth:`box_layout` (what ``observation_format="box"`` observes)."""
+        :meth:`box_layout` (what ``observation_format="box"`` and ``"flat"`` observe)."""
         return flatten_board(observation, self._layout, self._total)
 
     def scores_by_name(self) -> dict[str, int]:
@@ -331,9 +348,13 @@ class TableEnv(AECEnv):
     def _refresh_infos(self) -> None:
         """Every agent's info: ``winners`` (bool) and ``scores`` (int32), both in seat order
         and of fixed shape at every step, so that libraries storing infos per step can stack
-        them. Fresh arrays each time: an info kept from an earlier step never changes."""
+        them; with ``observation_format="flat"`` also ``action_mask`` (:meth:`action_mask`).
+        Fresh arrays each time: an info kept from an earlier step never changes."""
         scores = self._require_reset().scores[0]
         self.infos = {agent: {"winners": self._won.copy(), "scores": scores.copy()} for agent in self.agents}
+        if self._flat:
+            for agent, info in self.infos.items():
+                info["action_mask"] = self.action_mask(agent)
 
     def _finish(self, truncated: bool = False) -> None:
         """End the game (``truncated``: at the turn cap, scored as it stands): winners and

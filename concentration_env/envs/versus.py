@@ -10,7 +10,7 @@ import numpy as np
 from concentration_env.envs.multiplayer import raw_env
 from concentration_env.envs.opponents import play_turns, resolve_policy
 from concentration_env.envs.policy_specs import DEFAULT_OPPONENT
-from concentration_env.envs.spaces import OBSERVATION_FORMATS, box_space
+from concentration_env.envs.spaces import OBSERVATION_FORMATS, box_space, flat_space
 from concentration_env.envs.table import RENDER_MODES
 from concentration_env.game.checks import check_choice, check_seed
 from concentration_env.game.policy import Policy
@@ -37,7 +37,9 @@ class VersusEnv(gym.Env):
     the other envs; the learner sees every opponent flip. With ``observation_format="box"``
     it is ``{"observation": Box float32, "action_mask": Box int8}``, the flat layout of
     ``concentration_v0`` (:func:`concentration_env.envs.spaces.box_layout`, also
-    ``env.unwrapped.box_layout()``); the opponents still read the Dict.
+    ``env.unwrapped.box_layout()``); with ``observation_format="flat"`` it is that float32
+    ``Box`` alone, the legal flips in ``info["action_mask"]`` and ``env.action_masks()``.
+    The opponents read the Dict in every format.
 
     ## Rewards
     The learner's reward under ``reward_mode``: ``"pairs"`` (default) the points of the
@@ -133,12 +135,16 @@ class VersusEnv(gym.Env):
                 f"or one for each of the {len(others)} other seats"
             )
         self.opponents = {s: resolve_policy(p, self.rules) for s, p in zip(others, opponents)}
-        table_space = self._table.observation_space(self.agent)
-        self.observation_space = gym.spaces.Dict(
-            {**cast(gym.spaces.Dict, table_space["observation"]).spaces, "action_mask": table_space["action_mask"]}
-        )
-        if observation_format == "box":
+        self.observation_space: gym.spaces.Space
+        if observation_format == "flat":
+            self.observation_space = flat_space(self._table.box_layout())
+        elif observation_format == "box":
             self.observation_space = box_space(self._table.box_layout(), self._table.num_cards)
+        else:
+            table_space = cast(gym.spaces.Dict, self._table.observation_space(self.agent))
+            self.observation_space = gym.spaces.Dict(
+                {**cast(gym.spaces.Dict, table_space["observation"]).spaces, "action_mask": table_space["action_mask"]}
+            )
         self.action_space = self._table.action_space(self.agent)
         self._before_first_flip = 0.0  # the learner's reward from the opponents' flips before its first
 
@@ -156,8 +162,8 @@ class VersusEnv(gym.Env):
         return self._table.winner_names()
 
     def box_layout(self) -> list[tuple[str, int, int]]:
-        """Where each plane lies in the flat observation of ``observation_format="box"``
-        (:func:`concentration_env.envs.spaces.box_layout`)."""
+        """Where each plane lies in the flat vector of ``observation_format="box"`` and
+        ``"flat"`` (:func:`concentration_env.envs.spaces.box_layout`)."""
         return self._table.box_layout()
 
     def action_masks(self) -> np.ndarray:
@@ -199,11 +205,13 @@ class VersusEnv(gym.Env):
         self._table.close()
 
     # -- helpers -------------------------------------------------------------------------
-    def _observe(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """The learner's flat observation and its info."""
-        observed = self._table.observe(self.agent)
+    def _observe(self) -> tuple[dict[str, np.ndarray] | np.ndarray, dict[str, Any]]:
+        """The learner's observation in its format, and its info."""
+        observed = cast(dict[str, Any], self._table.observe(self.agent))  # the table's own format is "dict"
         mask = observed["action_mask"]
         info = {"action_mask": mask.copy(), **self._table.infos[self.agent], "agent": self.agent}
+        if self.observation_format == "flat":
+            return self._table.to_box(observed["observation"]), info
         if self.observation_format == "box":
             return {"observation": self._table.to_box(observed["observation"]), "action_mask": mask}, info
         return {**observed["observation"], "action_mask": mask}, info

@@ -558,8 +558,8 @@ def test_box_layout_helper_and_a_bad_format():
         ("scores", n * (faces + 3), n * (faces + 3) + 3),
     ]
     for make_env in (make, duel_v0.raw_env):
-        with pytest.raises(ValueError, match=r"observation_format.*dict, box"):
-            make_env(observation_format="flat")
+        with pytest.raises(ValueError, match=r"observation_format.*dict, box, flat"):
+            make_env(observation_format="Box")
 
 
 # -- the global state (god view) ------------------------------------------------------------

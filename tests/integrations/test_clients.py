@@ -271,8 +271,8 @@ def supersuit():
     return pytest.importorskip("supersuit")
 
 
-def _box_env():
-    return concentration_v0.env(observation_format="box", **SMALL)
+def _flat_env():
+    return concentration_v0.env(observation_format="flat", **SMALL)
 
 
 SUPERSUIT_WRAPPERS = {
@@ -285,26 +285,23 @@ SUPERSUIT_WRAPPERS = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SuperSuit 3.11's observation wrappers take only a Box (or Discrete) observation space; the classic "
-    "layout is a Dict holding the action mask, on which they fail as on PettingZoo's own tictactoe_v3",
-)
 @pytest.mark.parametrize("name", sorted(SUPERSUIT_WRAPPERS))
 def test_supersuit_observation_wrappers(supersuit, name):
+    """SuperSuit's observation wrappers take a plain Box: ``observation_format="flat"``, whose
+    legal flips come in the infos, where ``api_test`` and a user's random game take them."""
     from pettingzoo.test import api_test
 
-    env = SUPERSUIT_WRAPPERS[name](supersuit, _box_env())
+    env = SUPERSUIT_WRAPPERS[name](supersuit, _flat_env())
     api_test(env, num_cycles=200)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     for agent in env.agent_iter(max_iter=500):
-        observation, _, terminated, truncated, _ = env.last()
+        observation, _, terminated, truncated, info = env.last()
         assert env.observation_space(agent).contains(observation)
         if terminated or truncated:
             action = None
         else:
-            action = int(rng.choice(np.flatnonzero(observation["action_mask"])))
+            action = int(rng.choice(np.flatnonzero(info["action_mask"])))
         env.step(action)
     assert not env.agents, "the game ends within 500 moves"
 
