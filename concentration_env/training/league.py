@@ -79,8 +79,13 @@ class League:
             self.history, self.last_snapshot = saved["history"], saved["last_snapshot"]
 
     def members(self) -> list[str]:
-        """The pool: fixed members, then the snapshots' files (as policy specs)."""
-        return [*self.settings.baselines, *(str(self.folder / name) for name in self.snapshots)]
+        """The pool: fixed members, then the snapshots' file names (kept relative, so a run
+        folder resumes wherever it is moved)."""
+        return [*self.settings.baselines, *self.snapshots]
+
+    def spec(self, member: str) -> str:
+        """What :func:`resolve_policy` builds ``member`` from."""
+        return str(self.folder / member) if member in self.snapshots else member
 
     def weights(self) -> np.ndarray:
         shares = np.array([self.shares.get(member, 0.5) for member in self.members()])
@@ -107,7 +112,7 @@ class League:
         learner = Entrant("learner", self.config.tier, lambda: ModelPolicy.of_model(model, self.config, rules))
         self.shares = {}
         for member in self.members():
-            opponent = Entrant(member, "member", partial(resolve_policy, member, rules))
+            opponent = Entrant(member, "member", partial(resolve_policy, self.spec(member), rules))
             games = self.settings.eval_games
             self.shares[member] = win_share(rules, learner, opponent, games, seed, training_cap(rules))
         self.history.append(
@@ -123,7 +128,7 @@ class League:
         from concentration_env.envs.opponents import resolve_policy
 
         members = self.members()
-        self._built = {m: self._built.get(m) or resolve_policy(m, self.rules) for m in members}
+        self._built = {m: self._built.get(m) or resolve_policy(self.spec(m), self.rules) for m in members}
         start = 0
         for member, count in zip(members, allot(self.weights(), batch.num_envs)):
             if count:

@@ -129,6 +129,8 @@ def test_resume_carries_on_from_the_latest_model_and_pool(league_run):
     assert train_main(["--resume", str(run_dir), "--set", "total_timesteps=300", "--no-progress"]) == 0
     pool = json.loads((run_dir / "league" / "pool.json").read_text())
     assert pool["snapshots"] == ["snapshot_200.zip", "snapshot_300.zip"]  # pool_size 2: the oldest left
+    # Members are named relative to the run folder, so a moved folder resumes with its estimates.
+    assert set(pool["shares"]) == {"greedy", "optimal", "snapshot_200.zip", "snapshot_300.zip"}
     assert [entry["timesteps"] for entry in pool["history"]][-1] == 300
     assert json.loads((run_dir / "training.json").read_text())["timesteps"] >= 300
     assert len((run_dir / "eval.csv").read_text().splitlines()) > rows
