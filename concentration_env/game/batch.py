@@ -8,12 +8,11 @@ Gymnasium vector env (:mod:`concentration_env.envs.vector`) and the Stable-Basel
 (:mod:`concentration_env.integrations.sb3`) are thin adapters over it.
 
 Stepping is one compiled call for the whole batch; the only Python loop is over the games
-being dealt a new layout (a finished game reshuffles with its own generator).
+dealt a new layout (a finished game reshuffles with its own generator).
 
 :class:`VersusBatch` does the same for the play-against-opponents game
 (``ConcentrationVs-v0``, :mod:`concentration_env.envs.versus`): the learner holds one seat of
-every game and batched baseline policies play the others, so multi-player training runs
-on the core without one Python env per game.
+every game and batched policies play the others, on the core without a Python env per game.
 """
 
 from __future__ import annotations
@@ -293,6 +292,7 @@ class VersusBatch(Batch):
             if not any(policy is known for known in self.policies):
                 self.policies.append(policy)
         self.kind = np.array([next(k for k, known in enumerate(self.policies) if known is policy) for policy in chosen])
+        self.next_kind = self.kind.copy()  # who plays each game from its next deal on (set_opponents)
         for policy in self.policies:
             policy.reset_batch([None] * (self.num_envs * players))  # each row is reseeded when dealt
         self.deal_rngs: list[np.random.Generator | None] = [None] * self.num_envs
@@ -300,6 +300,22 @@ class VersusBatch(Batch):
         self.state: core.State | None = None
         self.elapsed = np.zeros(self.num_envs, dtype=np.int64)  # the learner's flips this episode
         self.before_first_flip = np.zeros(self.num_envs)  # rewards waiting for each learner's first flip
+
+    def set_opponents(self, games: Any, policy: BatchPolicy) -> None:
+        """Let ``policy`` play the other seats of ``games`` (indices) from each one's next deal on,
+        so an episode keeps one opponent throughout; policies no game meets again are dropped here."""
+        rows = np.asarray(games, dtype=np.intp).reshape(-1)
+        if not isinstance(policy, BatchPolicy) or (rows.size and not 0 <= rows.min() <= rows.max() < self.num_envs):
+            raise ValueError(
+                f"invalid set_opponents({games!r}, {policy!r}): need games < {self.num_envs}, a BatchPolicy"
+            )
+        if not any(policy is known for known in self.policies):
+            policy.reset_batch([None] * (self.num_envs * self.rules.num_players))
+            self.policies.append(policy)
+        self.next_kind[rows] = next(k for k, known in enumerate(self.policies) if known is policy)
+        used = np.union1d(self.kind, self.next_kind)
+        self.policies = [self.policies[k] for k in used]
+        self.kind, self.next_kind = np.searchsorted(used, self.kind), np.searchsorted(used, self.next_kind)
 
     # -- seeding and dealing ---------------------------------------------------------------
     def seed(self, seed: int | Sequence[int | None] | None) -> list[int | None]:
@@ -324,6 +340,7 @@ class VersusBatch(Batch):
             else:
                 self.state.assign(fresh, rows)
             self.elapsed[rows] = 0
+            self.kind[rows] = self.next_kind[rows]
             self._reseed_opponents(rows)
             self.before_first_flip[rows] = self.play_opponents()[rows]
             # A deal the opponents cleared before the learner's first flip is no game for it.

@@ -14,7 +14,13 @@ def train_main(argv: list[str] | None = None) -> int:
         prog="concentration-train",
         description="Train an agent from a YAML config; writes runs/<config>-<timestamp>/.",
     )
-    parser.add_argument("--config", required=True, help="a YAML file under configs/train/")
+    parser.add_argument("--config", help="a YAML file under configs/train/")
+    parser.add_argument(
+        "--resume",
+        metavar="RUN_DIR",
+        help="carry on a run from its folder: its config (and --set overrides, e.g. a larger "
+        "total_timesteps), latest model and league pool",
+    )
     parser.add_argument(
         "--set",
         nargs="+",
@@ -27,14 +33,23 @@ def train_main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from concentration_env.training.config import load_config
 
+    if (args.config is None) == (args.resume is None) or (args.resume and args.run_dir):
+        parser.error("give --config (with --run-dir if you like) or --resume RUN_DIR")
     try:
-        config = load_config(args.config, args.set)
-        if args.run_dir is not None:
-            check_run_dir(Path(args.run_dir))
+        if args.resume is not None:
+            if not Path(args.resume).is_dir():
+                raise ValueError(f"--resume {args.resume!r}: no such run folder")
+            config, name, folder = load_config(Path(args.resume) / "config.yaml", args.set), None, args.resume
+        else:
+            config, name, folder = load_config(args.config, args.set), Path(args.config).stem, args.run_dir
+        if folder is not None:
+            check_run_dir(Path(folder))
         from concentration_env.training.run import train
 
         # Opponents' model files are loaded when the envs are built: a bad one is a ValueError.
-        run_dir = train(config, Path(args.config).stem, args.run_dir, progress_bar=not args.no_progress)
+        run_dir = train(
+            config, name or Path(folder).name, folder, progress_bar=not args.no_progress, resume=args.resume is not None
+        )
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -55,6 +55,9 @@ class TrainConfig:
       models' files (a frozen earlier agent, for league-style training); training envs
       cycle through them and alternate the agent's seat.
     - ``eval_freq`` (env steps), ``eval_episodes``, ``checkpoint_freq`` (env steps).
+    - ``league``: self-play against a pool of the learner's frozen past versions and fixed
+      members (:class:`LeagueConfig`, :mod:`concentration_env.training.league`); it then
+      replaces ``opponents`` in training (evaluations still play the first of ``opponents``).
     """
 
     algo: str = "maskable_ppo"
@@ -72,6 +75,7 @@ class TrainConfig:
     eval_freq: int = 20_000
     eval_episodes: int = 100
     checkpoint_freq: int = 100_000
+    league: LeagueConfig | None = None
 
     @cached_property
     def resolved_rules(self) -> Rules:
@@ -105,7 +109,53 @@ class TrainConfig:
         """Plain data, as written to a run's ``config.yaml``."""
         data = dataclasses.asdict(self)
         data["opponents"] = list(self.opponents)
+        if self.league is not None:
+            data["league"]["baselines"] = list(self.league.baselines)
         return data
+
+
+SCHEMES = ("pfsp", "uniform")
+
+
+@dataclass(frozen=True)
+class LeagueConfig:
+    """The ``league`` section of a config (see :mod:`concentration_env.training.league`).
+
+    - ``snapshot_every``: env steps between snapshots of the learner (each joins the pool);
+    - ``pool_size``: how many of the newest snapshots the pool keeps;
+    - ``baselines``: fixed members: baseline names (``optimal`` needs 2 players) or saved models' files;
+    - ``scheme``: ``pfsp`` (prioritised fictitious self-play: members the learner beats least
+      are met most) or ``uniform``; ``exponent``: PFSP's exponent;
+    - ``eval_games``: seeded games per seat when the learner's win share against every
+      member is estimated (at the start and after each snapshot).
+    """
+
+    snapshot_every: int = 50_000
+    pool_size: int = 8
+    baselines: tuple = ("greedy", "safe_first", "forgetful")
+    scheme: str = "pfsp"
+    exponent: float = 2.0
+    eval_games: int = 50
+
+
+LEAGUE_CHECKS: dict[str, Callable[[Any], Any]] = {
+    "snapshot_every": lambda v: check_int("league.snapshot_every", v, 1, whole_floats=True),
+    "pool_size": lambda v: check_int("league.pool_size", v, 1, whole_floats=True),
+    "baselines": lambda v: _opponents(v) if v != [] else (),
+    "scheme": lambda v: check_choice("league.scheme", v, SCHEMES),
+    "exponent": lambda v: _finite("league.exponent", v, 0.0),
+    "eval_games": lambda v: check_int("league.eval_games", v, 1, whole_floats=True),
+}
+
+
+def _league(value: Any) -> LeagueConfig | None:
+    if value is None:
+        return None
+    values = _mapping(value)
+    unknown = sorted(set(values) - set(LEAGUE_CHECKS))
+    if unknown:
+        raise ValueError(f"unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(LEAGUE_CHECKS)}")
+    return LeagueConfig(**{key: LEAGUE_CHECKS[key](v) for key, v in values.items()})
 
 
 KEYS = tuple(f.name for f in dataclasses.fields(TrainConfig))
@@ -230,6 +280,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "eval_freq": _count("eval_freq"),
     "eval_episodes": _count("eval_episodes"),
     "checkpoint_freq": _count("checkpoint_freq"),
+    "league": _league,
 }
 
 
@@ -282,6 +333,8 @@ def _check_combination(config: TrainConfig, source: str) -> None:
             "illegal_action: raise would stop the run at its first illegal flip; use illegal_action: end_turn "
             f"or a masked algo ({', '.join(MASKED_ALGOS)})"
         )
+    if config.league is not None:
+        _check_league(config, source)
     if config.algo == "recurrent_ppo" and config.vec_env == "subproc":
         raise ValueError(f"{source}: key 'vec_env': recurrent_ppo steps games in-process; use dummy or native")
 
@@ -301,6 +354,18 @@ def _check_attention_sizes(sizes: dict, source: str) -> None:
     d_model, heads = checked.get("d_model", 64), checked.get("heads", 4)
     if d_model % heads:
         raise ValueError(f"{source}: key 'policy_kwargs': d_model={d_model} must be a multiple of heads={heads}")
+
+
+def _check_league(config: TrainConfig, source: str) -> None:
+    """A league trains SB3 learners on the batched versus game; ``optimal`` is the 2-player DP."""
+    if config.resolved_rules.num_players < 2 or config.vec_env != "native" or config.algo == "recurrent_ppo":
+        raise ValueError(
+            f"{source}: key 'league': league training needs rules with num_players >= 2, vec_env: native "
+            "and an SB3 algo (maskable_ppo, ppo, dqn)"
+        )
+    assert config.league is not None  # the caller checked
+    if "optimal" in config.league.baselines and config.resolved_rules.num_players != 2:
+        raise ValueError(f"{source}: key 'league': baseline 'optimal' plays 2-player games only")
 
 
 def _check_learner_arguments(config: TrainConfig, source: str) -> None:

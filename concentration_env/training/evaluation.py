@@ -8,6 +8,7 @@ benchmark tables.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -85,6 +86,25 @@ def agent_stats(config: TrainConfig, rules: Rules, policy: HarnessPolicy, games:
         return solitaire_stats(rules, policy, games, seed, training_cap(rules))
     from concentration_env.envs.opponents import resolve_policy
 
+    if rules.num_players > 2:
+        return table_stats(rules, policy, config.opponents[0], max(1, games // rules.num_players), seed)
     # A config names its opponents, so this is a baseline or a saved model: both harness policies.
     opponent = cast("HarnessPolicy", resolve_policy(config.opponents[0], rules))
     return duel_stats(rules, policy, opponent, max(1, games // 2), seed, training_cap(rules))
+
+
+def table_stats(rules: Rules, policy: HarnessPolicy, opponent: str, games: int, seed: int) -> dict[str, Any]:
+    """Win share and margin over the best other seat (:mod:`concentration_env.training.crosstable`)
+    with ``policy`` in each seat in turn and a fresh ``opponent`` in every other, ``games``
+    deals per seat (capped at :func:`training_cap` turns)."""
+    from baselines.evaluate import estimate
+    from concentration_env.envs.opponents import resolve_policy
+    from concentration_env.training.crosstable import Entrant, seat_games
+
+    agent, others = (
+        Entrant("agent", "", lambda: policy),
+        Entrant(opponent, "", partial(resolve_policy, opponent, rules)),
+    )
+    shares, margins = seat_games(rules, agent, others, games, seed, training_cap(rules))
+    win, margin = estimate(shares.reshape(-1)), estimate(margins.reshape(-1))
+    return {"games": shares.size, "win": win.mean, "win_ci95": win.ci95, "margin": margin.mean, "opponent": opponent}

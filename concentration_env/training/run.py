@@ -32,12 +32,13 @@ class EvalLog:
     """Evaluates the agent on the same seeded deals each time and appends a row to ``eval.csv``
     (solitaire: moves, misses, cleared; duel: win rate and margin against the first opponent)."""
 
-    def __init__(self, path: Path, config: TrainConfig, rules: Rules) -> None:
+    def __init__(self, path: Path, config: TrainConfig, rules: Rules, append: bool = False) -> None:
         self.path, self.config, self.rules = path, config, rules
         self.seed = config.seed + EVAL_SEED_OFFSET
         self.last: int | None = None  # timesteps of the last evaluation
-        with path.open("w", newline="") as handle:
-            csv.writer(handle).writerow(EVAL_COLUMNS)
+        if not (append and path.is_file()):  # a resumed run adds to the rows it has
+            with path.open("w", newline="") as handle:
+                csv.writer(handle).writerow(EVAL_COLUMNS)
 
     def evaluate(self, timesteps: int, policy: ModelPolicy) -> dict[str, float]:
         """Evaluate ``policy`` (a ``ModelPolicy`` of the model in training) and log the row."""
@@ -67,18 +68,28 @@ def _interrupt(signum, frame) -> None:
 
 
 def train(
-    config: TrainConfig, config_name: str = "run", run_dir: str | Path | None = None, progress_bar: bool = True
+    config: TrainConfig,
+    config_name: str = "run",
+    run_dir: str | Path | None = None,
+    progress_bar: bool = True,
+    resume: bool = False,
 ) -> Path:
     """Train ``config``; returns the run folder. Ctrl-C (or SIGTERM, e.g. from a batch
-    system) stops training early and still saves the model and the run files."""
+    system) stops training early and still saves the model and the run files. ``resume``
+    carries on in ``run_dir`` from its latest saved model (:func:`latest_model`) and its
+    league's pool, up to ``total_timesteps`` in all."""
     import torch
 
     torch.set_num_threads(TORCH_THREADS)
+    if resume and (run_dir is None or config.algo == "recurrent_ppo"):
+        raise ValueError("resume needs the run folder of an SB3 run (maskable_ppo, ppo, dqn)")
     run_dir = Path(run_dir) if run_dir is not None else new_run_dir(config_name)
+    if resume and latest_model(run_dir) is None:  # checked before anything in the folder changes
+        raise ValueError(f"--resume {str(run_dir)!r}: no saved model to resume from")
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(tier_comment(config) + yaml.safe_dump(config.to_dict(), sort_keys=False))
     rules = config.resolved_rules
-    log = EvalLog(run_dir / "eval.csv", config, rules)
+    log = EvalLog(run_dir / "eval.csv", config, rules, append=resume)
     began = time.perf_counter()
     on_term = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, _interrupt)
@@ -88,7 +99,7 @@ def train(
 
             steps, interrupted = train_recurrent(config, rules, run_dir, log, progress_bar)
         else:
-            steps, interrupted = _train_sb3(config, rules, run_dir, log, progress_bar)
+            steps, interrupted = _train_sb3(config, rules, run_dir, log, progress_bar, resume)
     finally:
         signal.signal(signal.SIGTERM, on_term)
     seconds = time.perf_counter() - began
@@ -108,15 +119,36 @@ def train(
     return run_dir
 
 
-def _train_sb3(config: TrainConfig, rules: Rules, run_dir: Path, log: EvalLog, progress_bar: bool) -> tuple[int, bool]:
+def latest_model(run_dir: Path) -> tuple[Path, int] | None:
+    """The newest SB3 model a run folder holds and its env steps: the final model (steps from
+    ``training.json``), periodic checkpoints or league snapshots, whichever is furthest on."""
+    found = [(path, int(path.stem.split("_")[1])) for path in run_dir.glob("checkpoints/model_*_steps.zip")]
+    found += [(path, int(path.stem.split("_")[1])) for path in run_dir.glob("league/snapshot_*.zip")]
+    summary = run_dir / "training.json"
+    if (run_dir / "final_model.zip").is_file() and summary.is_file():
+        found.append((run_dir / "final_model.zip", int(json.loads(summary.read_text())["timesteps"])))
+    return max(found, key=lambda item: item[1]) if found else None
+
+
+def _train_sb3(
+    config: TrainConfig, rules: Rules, run_dir: Path, log: EvalLog, progress_bar: bool, resume: bool = False
+) -> tuple[int, bool]:
     from stable_baselines3.common.callbacks import BaseCallback, CallbackList, CheckpointCallback
 
     from concentration_env.training.envs import make_vec_env
-    from concentration_env.training.learners import build_sb3
+    from concentration_env.training.learners import build_sb3, load_sb3
     from concentration_env.training.model_policy import ModelPolicy
 
-    venv = make_vec_env(config, rules, config.num_envs, config.seed)
-    model = build_sb3(config, venv, str(run_dir / "tb"))
+    latest = latest_model(run_dir) if resume else None
+    done = 0 if latest is None else latest[1]
+    venv = make_vec_env(config, rules, config.num_envs, config.seed + done)  # fresh deals after a resume
+    if latest is None:
+        model = build_sb3(config, venv, str(run_dir / "tb"))
+    else:
+        model = load_sb3(config.algo, latest[0])
+        model.set_env(venv)
+        model.tensorboard_log = str(run_dir / "tb")
+        print(f"resuming from {latest[0]} at {model.num_timesteps} steps")
     per_call = max(1, config.num_envs)
 
     class Evaluate(BaseCallback):
@@ -130,19 +162,28 @@ def _train_sb3(config: TrainConfig, rules: Rules, run_dir: Path, log: EvalLog, p
                         self.logger.record(f"eval/{key}", row[key])
             return True
 
-    callbacks = CallbackList(
-        [
-            Evaluate(),
-            CheckpointCallback(
-                save_freq=max(1, config.checkpoint_freq // per_call),
-                save_path=str(run_dir / "checkpoints"),
-                name_prefix="model",
-            ),
-        ]
-    )
+    callbacks = [
+        Evaluate(),
+        CheckpointCallback(
+            save_freq=max(1, config.checkpoint_freq // per_call),
+            save_path=str(run_dir / "checkpoints"),
+            name_prefix="model",
+        ),
+    ]
+    if config.league is not None:
+        from concentration_env.training.league import League, league_callback
+
+        callbacks.append(league_callback(League(config, rules, run_dir)))
     interrupted = False
     try:
-        model.learn(config.total_timesteps, callback=callbacks, progress_bar=progress_bar, tb_log_name="train")
+        remaining = max(0, config.total_timesteps - int(model.num_timesteps))
+        model.learn(
+            remaining,
+            callback=CallbackList(callbacks),
+            progress_bar=progress_bar,
+            tb_log_name="train",
+            reset_num_timesteps=latest is None,
+        )
     except KeyboardInterrupt:
         interrupted = True
         print(f"\ninterrupted at {model.num_timesteps} steps: saving the model")

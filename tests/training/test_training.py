@@ -42,6 +42,18 @@ SMALL = {
         "hyperparameters.batch_size=64",
         "hyperparameters.n_epochs=2",
     ],
+    **{
+        name: [
+            "rules.ranks=2",
+            "num_envs=4",
+            "hyperparameters.n_steps=64",
+            "hyperparameters.batch_size=64",
+            "hyperparameters.n_epochs=1",
+            "league.snapshot_every=256",
+            "league.eval_games=2",
+        ]
+        for name in ("league_2p", "league_3p", "league_4p", "league_2p_one_flip")
+    },
     "solitaire_raw_mlp": [
         "rules=toddler",
         "num_envs=4",
@@ -106,7 +118,7 @@ def test_smoke_train_load_and_evaluate(name, smoke_runs):
 
     rules = config.resolved_rules
     policy = ModelPolicy(run_dir, rules)
-    seats = [policy] if rules.num_players == 1 else [policy, make_policy("greedy", rules)]
+    seats = [policy] + [make_policy("greedy", rules) for _ in range(rules.num_players - 1)]
     # A barely trained deterministic policy may repeat one missed pair: cap the turns.
     result = play(rules, seats, games=4, seed=0, max_turns=MAX_TURNS)
     # Every turn captured a pair or missed (masked flips are legal, none is lost).

@@ -1,0 +1,147 @@
+"""League self-play: opponent swaps in the batched versus game, sampling weights, a smoke
+run with two snapshots on a tiny deck, snapshot loading and resuming a run."""
+
+import json
+
+import numpy as np
+import pytest
+
+from baselines import make_policy
+from concentration_env.game.batch import VersusBatch
+from concentration_env.game.rules import resolve_rules
+from concentration_env.training.config import config_from_mapping
+from concentration_env.training.league import EPSILON, allot, sampling_weights
+
+TINY = resolve_rules("standard", num_players=2, ranks=2)
+
+
+def legal_first(batch):
+    return batch.action_masks().argmax(axis=1)
+
+
+def test_set_opponents_waits_for_the_next_deal_and_drops_unused_policies():
+    first, second = make_policy("greedy", TINY), make_policy("safe_first", TINY)
+    swapped = VersusBatch(3, TINY, seats=[0, 1, 0], opponents=first)
+    kept = VersusBatch(3, TINY, seats=[0, 1, 0], opponents=make_policy("greedy", TINY))
+    for batch in (swapped, kept):
+        batch.reset(seed=5)
+    swapped.set_opponents([0, 2], second)
+    assert swapped.kind.tolist() == [0, 0, 0] and [swapped.policies[k] for k in swapped.next_kind] == [
+        second,
+        first,
+        second,
+    ]
+    # The games being played keep their opponent: flip for flip as the batch left alone.
+    while not swapped.state.done.any():
+        actions = legal_first(swapped)
+        np.testing.assert_array_equal(swapped.step(actions)[0], kept.step(actions)[0])
+        for key, value in swapped.observe().items():
+            np.testing.assert_array_equal(value, kept.observe()[key])
+    swapped.deal(np.arange(3))
+    assert [swapped.policies[k] for k in swapped.kind] == [second, first, second]
+    swapped.set_opponents([1], second)
+    assert swapped.policies == [first, second]  # game 1 still plays the first until its next deal
+    swapped.deal(np.array([1]))
+    swapped.set_opponents([], second)
+    assert swapped.policies == [second] and swapped.kind.tolist() == [0, 0, 0]
+    with pytest.raises(ValueError, match="set_opponents"):
+        swapped.set_opponents([3], first)
+    with pytest.raises(ValueError, match="set_opponents"):
+        swapped.set_opponents([0], "greedy")
+
+
+def test_pfsp_weights_favour_the_members_the_learner_beats_least():
+    shares = np.array([0.0, 0.5, 1.0])
+    np.testing.assert_allclose(sampling_weights(shares, "pfsp", 2.0), (1 - shares + EPSILON) ** 2)
+    np.testing.assert_array_equal(sampling_weights(shares, "uniform", 2.0), [1, 1, 1])
+    np.testing.assert_array_equal(sampling_weights(shares, "pfsp", 0.0), [1, 1, 1])
+    counts = allot(sampling_weights(shares, "pfsp", 2.0), 16)
+    assert counts.sum() == 16 and counts[0] > counts[1] > counts[2] >= 0
+    assert allot(np.array([1.0, 1.0, 1.0]), 16).tolist() in ([6, 5, 5], [5, 6, 5], [5, 5, 6])
+
+
+def test_league_config_checks():
+    base = {"rules": {"num_players": 3, "ranks": 2}, "vec_env": "native"}
+    assert config_from_mapping({**base, "league": {}}).league.scheme == "pfsp"
+    for league, match in (
+        ({"scheme": "elo"}, "league.scheme"),
+        ({"snapshot_every": 0}, "league.snapshot_every"),
+        ({"baselines": ["optimal"]}, "2-player games only"),
+        ({"pool": 3}, "unknown key"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            config_from_mapping({**base, "league": league})
+    with pytest.raises(ValueError, match="vec_env: native"):
+        config_from_mapping({**base, "vec_env": "dummy", "league": {}})
+
+
+pytest.importorskip("sb3_contrib")
+
+SMOKE = {
+    "rules": {"num_players": 2, "ranks": 2, "reward_mode": "margin"},
+    "num_envs": 4,
+    "vec_env": "native",
+    "total_timesteps": 256,
+    "hyperparameters": {"n_steps": 32, "batch_size": 64, "n_epochs": 1},
+    "opponents": ["greedy"],
+    "league": {"snapshot_every": 100, "pool_size": 2, "baselines": ["greedy", "optimal"], "eval_games": 3},
+    "eval_freq": 256,
+    "eval_episodes": 4,
+    "checkpoint_freq": 10_000,
+}
+
+
+@pytest.fixture(scope="module")
+def league_run(tmp_path_factory):
+    from concentration_env.training.run import train
+
+    config = config_from_mapping(SMOKE)
+    return config, train(config, "league", tmp_path_factory.mktemp("league") / "run", progress_bar=False)
+
+
+def test_smoke_self_play_with_two_snapshots(league_run):
+    from baselines.evaluate import play
+    from concentration_env.training import ModelPolicy
+
+    config, run_dir = league_run
+    pool = json.loads((run_dir / "league" / "pool.json").read_text())
+    assert pool["snapshots"] == ["snapshot_100.zip", "snapshot_200.zip"]
+    assert [entry["timesteps"] for entry in pool["history"]] == [0, 100, 200]
+    last = pool["history"][-1]
+    assert set(last["shares"]) == {"greedy", "optimal", "snapshot_100", "snapshot_200"}
+    assert all(0 <= share <= 1 for share in last["shares"].values())
+    for name, weight in last["weights"].items():
+        assert weight == pytest.approx((1 - last["shares"][name] + EPSILON) ** 2, abs=1e-3)
+    # A snapshot is a saved model like any other: it loads and plays.
+    snapshot = ModelPolicy(run_dir / "league" / "snapshot_200.zip", config.resolved_rules)
+    result = play(config.resolved_rules, [snapshot, make_policy("greedy", TINY)], games=4, seed=0, max_turns=60)
+    assert (result.scores.sum(axis=1) + result.mismatches == result.turns).all()
+
+
+def test_resume_carries_on_from_the_latest_model_and_pool(league_run):
+    from concentration_env.training.cli import train_main
+    from concentration_env.training.run import latest_model
+
+    _, run_dir = league_run
+    path, steps = latest_model(run_dir)
+    assert steps == 256 and path.name == "final_model.zip"
+    rows = len((run_dir / "eval.csv").read_text().splitlines())
+    assert train_main(["--resume", str(run_dir), "--set", "total_timesteps=300", "--no-progress"]) == 0
+    pool = json.loads((run_dir / "league" / "pool.json").read_text())
+    assert pool["snapshots"] == ["snapshot_200.zip", "snapshot_300.zip"]  # pool_size 2: the oldest left
+    # Members are named relative to the run folder, so a moved folder resumes with its estimates.
+    assert set(pool["shares"]) == {"greedy", "optimal", "snapshot_200.zip", "snapshot_300.zip"}
+    assert [entry["timesteps"] for entry in pool["history"]][-1] == 300
+    assert json.loads((run_dir / "training.json").read_text())["timesteps"] >= 300
+    assert len((run_dir / "eval.csv").read_text().splitlines()) > rows
+
+
+def test_resume_needs_a_run_folder(tmp_path, capsys):
+    from concentration_env.training.cli import train_main
+
+    assert train_main(["--resume", str(tmp_path / "nowhere")]) == 2
+    assert "no such run folder" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "config.yaml").write_text(json.dumps(SMOKE))
+    assert train_main(["--resume", str(tmp_path / "empty"), "--no-progress"]) == 2
+    assert "no saved model" in capsys.readouterr().err
