@@ -15,6 +15,7 @@ import numpy as np
 
 from concentration_env.game.rules import Rules
 from concentration_env.training.config import TrainConfig
+from concentration_env.training.crosstable import Entrant, game_outcomes, seat_games
 
 if TYPE_CHECKING:
     from baselines.evaluate import HarnessPolicy
@@ -66,9 +67,7 @@ def duel_stats(
         result = play(rules, seats, games, seed, max_turns=max_turns)
         stats["capped"] += int(result.capped.sum())
         stats["stalled"] += int(result.stalled.sum())
-        scores = result.scores
-        margin = scores[:, seat] - scores[:, 1 - seat]
-        win = np.where(margin > 0, 1.0, np.where(margin == 0, 0.5, 0.0))
+        win, margin = game_outcomes(result.scores, seat)
         stats[f"win_{name}"], stats[f"margin_{name}"] = float(win.mean()), float(margin.mean())
         wins.append(win)
         margins.append(margin)
@@ -99,7 +98,6 @@ def table_stats(rules: Rules, policy: HarnessPolicy, opponent: str, games: int, 
     deals per seat (capped at :func:`training_cap` turns)."""
     from baselines.evaluate import estimate
     from concentration_env.envs.opponents import resolve_policy
-    from concentration_env.training.crosstable import Entrant, seat_games
 
     agent, others = (
         Entrant("agent", "", lambda: policy),
