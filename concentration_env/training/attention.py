@@ -24,6 +24,7 @@ from torch import nn
 
 from concentration_env.training.networks import ACTION_GAIN
 
+EMBEDDING_STD = 0.02
 FLAG_KEYS = ("face_up", "removed", "action_mask", "back")  # bit i of a card's flag index
 
 
@@ -55,6 +56,11 @@ class CardTokens(BaseFeaturesExtractor):
             d_model, heads, dim_feedforward=2 * d_model, dropout=0.0, batch_first=True, norm_first=True
         )
         self.attend = nn.TransformerEncoder(layer, layers, norm=nn.LayerNorm(d_model), enable_nested_tensor=False)
+        # Small embeddings (GPT-2's 0.02) rather than torch's unit normal: the residual stream
+        # starts small, so what attention brings from the other cards is not drowned by each
+        # card's own embedding.
+        for table in (self.faces, self.flags):
+            nn.init.normal_(table.weight, std=EMBEDDING_STD)
 
     def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
         faces = observations["cards"].long()
@@ -86,9 +92,26 @@ class CardHeads(nn.Module):
         return self.forward_actor(tokens), self.forward_critic(tokens)
 
 
+class Scale(nn.Module):
+    """Multiplies by a constant: the value head's output in the units of the returns.
+
+    Returns of 52-card games run to -40 and below (-1 per miss) while Adam moves each weight
+    about one learning rate per step, so an unscaled value head needs over a thousand steps
+    to reach them, and until then the advantages carry the state's value: the policy learns
+    whatever late-game states have in common (flipping known cards) instead of good flips."""
+
+    def __init__(self, factor: float):
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, values: torch.Tensor) -> torch.Tensor:
+        return values * self.factor
+
+
 class CardAttentionPolicy(MaskableActorCriticPolicy):
     """MaskablePPO policy over :class:`CardTokens` and :class:`CardHeads`: the raw tier's
-    attention learner. ``policy_kwargs``: ``d_model``, ``layers``, ``heads`` and ``shared``.
+    attention learner. ``policy_kwargs``: ``d_model``, ``layers``, ``heads``, ``shared`` and
+    ``value_scale`` (see :class:`Scale`).
 
     By default the policy and the value have a trunk each (``shared=False``). With one trunk
     the value loss (returns of -40 to -300, -1 per miss) sets the shared weights and the
@@ -106,10 +129,11 @@ class CardAttentionPolicy(MaskableActorCriticPolicy):
         layers: int = 2,
         heads: int = 4,
         shared: bool = False,
+        value_scale: float = 1.0,
         **kwargs: Any,
     ):
         face_vocabulary(observation_space)  # the one clear error for a space it cannot read
-        self.d_model, self.layers, self.heads = d_model, layers, heads
+        self.d_model, self.layers, self.heads, self.value_scale = d_model, layers, heads, float(value_scale)
         kwargs.setdefault("net_arch", [])
         # torch's own init suits the transformer; the score layer is shrunk in _build.
         kwargs.setdefault("ortho_init", False)
@@ -133,6 +157,8 @@ class CardAttentionPolicy(MaskableActorCriticPolicy):
         assert isinstance(last, nn.Linear)
         nn.init.orthogonal_(last.weight, gain=ACTION_GAIN)
         nn.init.zeros_(last.bias)
+        if self.value_scale != 1.0:
+            self.value_net = nn.Sequential(self.value_net, Scale(self.value_scale))  # type: ignore[assignment]  # SB3 types value_net as a Linear; any module works
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]  # SB3 types optimizer_class as the base Optimizer, which takes no lr
 
     # SB3 one-hot encodes MultiDiscrete observations before the features extractor (a
@@ -158,7 +184,9 @@ class CardAttentionPolicy(MaskableActorCriticPolicy):
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
-        data.update(d_model=self.d_model, layers=self.layers, heads=self.heads, shared=self.shared)
+        data.update(
+            d_model=self.d_model, layers=self.layers, heads=self.heads, shared=self.shared, value_scale=self.value_scale
+        )
         for key in ("features_extractor_class", "features_extractor_kwargs", "share_features_extractor"):
             data.pop(key, None)  # set from d_model, layers, heads and shared
         return data

@@ -212,6 +212,11 @@ def test_config_validation():
         config_from_mapping({**TINY, "policy_kwargs": {"hidden": 64}})
     with pytest.raises(ValueError, match="'policy_kwargs': invalid layers=0"):
         config_from_mapping({**TINY, "policy_kwargs": {"layers": 0}})
+    with pytest.raises(ValueError, match="shared must be true or false"):
+        config_from_mapping({**TINY, "policy_kwargs": {"shared": "yes"}})
+    with pytest.raises(ValueError, match="value_scale"):
+        config_from_mapping({**TINY, "policy_kwargs": {"value_scale": 0}})
+    assert config_from_mapping({**TINY, "policy_kwargs": {"shared": True, "value_scale": 30}}).policy_kwargs
     with pytest.raises(ValueError, match="d_model=30 must be a multiple of heads=4"):
         config_from_mapping({**TINY, "policy_kwargs": {"d_model": 30}})
 
