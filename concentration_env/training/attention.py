@@ -96,9 +96,9 @@ class Scale(nn.Module):
     """Multiplies by a constant: the value head's output in the units of the returns.
 
     Returns of 52-card games run to -40 and below (-1 per miss) while Adam moves each weight
-    about one learning rate per step, so an unscaled value head needs over a thousand steps
-    to reach them, and until then the advantages carry the state's value: the policy learns
-    whatever late-game states have in common (flipping known cards) instead of good flips."""
+    about one learning rate per step, so an unscaled value head needs many updates to reach
+    them (explained variance 0.00 for the first ten on 52 cards; 0.88 after the first with
+    a factor of 30). On small decks, whose returns are a few moves, a large factor hurts."""
 
     def __init__(self, factor: float):
         super().__init__()
