@@ -26,7 +26,9 @@ from concentration_env.game.seats import OBSERVATION_MODES
 ALGOS = ("maskable_ppo", "ppo", "dqn", "recurrent_ppo")
 MASKED_ALGOS = ("maskable_ppo", "recurrent_ppo")  # the others flip blind; illegal flips follow illegal_action
 FEATURES = ("raw", "card_features")
-ATTENTION_SIZES = ("d_model", "layers", "heads")  # the policy_kwargs of network: card_attention
+# The policy_kwargs of network: card_attention (the first three are whole sizes).
+ATTENTION_SIZES = ("d_model", "layers", "heads", "shared", "value_scale")
+ATTENTION_SWITCHES = ("shared", "value_scale")
 NETWORKS = ("mlp", "per_card", "card_attention", "card_memory")
 VEC_ENVS = ("dummy", "subproc", "native")
 
@@ -348,9 +350,13 @@ def _check_attention_sizes(sizes: dict, source: str) -> None:
             f"card_attention; allowed: {', '.join(ATTENTION_SIZES)}"
         )
     try:
-        checked = {name: check_int(name, value, 1) for name, value in sizes.items()}
+        checked = {name: check_int(name, value, 1) for name, value in sizes.items() if name not in ATTENTION_SWITCHES}
     except ValueError as error:
         raise ValueError(f"{source}: key 'policy_kwargs': {error}") from None
+    if not isinstance(sizes.get("shared", False), bool):
+        raise ValueError(f"{source}: key 'policy_kwargs': shared must be true or false, got {sizes['shared']!r}")
+    if "value_scale" in sizes:
+        _finite("value_scale", sizes["value_scale"], 0.0, above=True)
     d_model, heads = checked.get("d_model", 64), checked.get("heads", 4)
     if d_model % heads:
         raise ValueError(f"{source}: key 'policy_kwargs': d_model={d_model} must be a multiple of heads={heads}")

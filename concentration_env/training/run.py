@@ -152,14 +152,20 @@ def _train_sb3(
     per_call = max(1, config.num_envs)
 
     class Evaluate(BaseCallback):
-        """Every ``eval_freq`` env steps, evaluate the model (masked for masked learners)."""
+        """Every ``eval_freq`` env steps, evaluate the model (masked for masked learners).
 
-        def _on_step(self) -> bool:
-            if self.n_calls % max(1, config.eval_freq // per_call) == 0:
+        At the start of a rollout, not mid-rollout: there the update of the steps counted so
+        far has been made, so a row shows the model its step count names (an evaluation in
+        the last rollout would otherwise stand for a final model it never saw)."""
+
+        def _on_rollout_start(self) -> None:
+            if self.num_timesteps >= (log.last or 0) + config.eval_freq:
                 row = log.evaluate(self.num_timesteps, ModelPolicy.of_model(self.model, config, rules))
                 for key in ("moves", "misses", "win", "margin"):
                     if np.isfinite(row[key]):
                         self.logger.record(f"eval/{key}", row[key])
+
+        def _on_step(self) -> bool:
             return True
 
     callbacks = [

@@ -69,7 +69,7 @@ def random_obs(rng, batch: int, num_cards: int, faces: int, keys) -> dict[str, n
 def logits_and_value(policy, obs):
     tensors = {key: torch.as_tensor(value) for key, value in obs.items()}
     with torch.no_grad():
-        tokens = policy.extract_features(tensors)
+        tokens = policy.pi_features_extractor(tensors)  # the policy's trunk, shared or not
         return policy.mlp_extractor.forward_actor(tokens).numpy(), policy.predict_values(tensors).numpy()
 
 
@@ -120,6 +120,82 @@ def test_the_policy_is_built_and_run_from_the_spaces_alone(monkeypatch):
     assert all(obs["action_mask"][row, action] for row, action in enumerate(actions))  # masked: legal flips only
 
 
+@pytest.mark.parametrize("shared", [False, True])
+def test_the_value_loss_reaches_the_policy_trunk_only_when_shared(shared):
+    rng = np.random.default_rng(4)
+    space = board(10, 5)
+    policy = policy_of(space, shared=shared)
+    obs = {key: torch.as_tensor(value) for key, value in random_obs(rng, 4, 10, 5, space.spaces).items()}
+    policy.predict_values(obs).pow(2).sum().backward()
+    reached = [p.grad is not None and bool(p.grad.abs().sum() > 0) for p in policy.pi_features_extractor.parameters()]
+    assert any(reached) == shared
+    assert (policy.pi_features_extractor is policy.vf_features_extractor) == shared
+
+
+def test_a_model_saved_with_one_trunk_loads_with_one(tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    from concentration_env.training.attention import CardAttentionPolicy
+
+    config = config_from_mapping(TINY)
+    from concentration_env.training.envs import make_vec_env
+
+    venv = make_vec_env(config, config.resolved_rules, 4, 0)
+    for shared in (False, True):
+        model = MaskablePPO(CardAttentionPolicy, venv, n_steps=8, batch_size=32, policy_kwargs={"shared": shared})
+        model.save(tmp_path / "model.zip")
+        loaded = MaskablePPO.load(tmp_path / "model.zip")
+        assert loaded.policy.share_features_extractor == shared
+    # What earlier versions saved: SB3's own flag, no ``shared``.
+    old = CardAttentionPolicy(venv.observation_space, venv.action_space, lambda _: 3e-4, share_features_extractor=True)
+    assert old.share_features_extractor and old.shared
+
+
+def test_training_replays_the_observations_and_masks_the_policy_acted_on():
+    """The rollout buffer stores floats and the native env reuses its arrays: what PPO trains
+    on must still be what the policy saw and which flips were legal when it acted."""
+    from stable_baselines3.common.utils import obs_as_tensor
+
+    from concentration_env.training.envs import make_vec_env
+    from concentration_env.training.learners import build_sb3
+
+    config = config_from_mapping({**TINY, "num_envs": 4, "hyperparameters": {"n_steps": 40, "batch_size": 160}})
+    venv = make_vec_env(config, config.resolved_rules, config.num_envs, 0)
+    model = build_sb3(config, venv, None)
+    seen: list[dict[str, np.ndarray]] = []
+    masks: list[np.ndarray] = []
+    forward = model.policy.forward
+
+    def recording(obs, deterministic=False, action_masks=None):
+        seen.append({key: value.clone().numpy() for key, value in obs.items()})
+        masks.append(np.array(action_masks, copy=True))
+        return forward(obs, deterministic, action_masks)
+
+    model.policy.forward = recording
+    model.learn(40 * 4)
+    buffer = model.rollout_buffer
+    assert buffer.generator_ready  # the update flattened the buffer env by env: undo that
+
+    def by_step(array: np.ndarray) -> np.ndarray:
+        return array.reshape(4, 40, *array.shape[1:]).swapaxes(0, 1)
+
+    stored = {key: by_step(value) for key, value in buffer.observations.items()}
+    assert len(seen) == 40
+    for key in seen[0]:
+        np.testing.assert_array_equal(stored[key], np.stack([step[key] for step in seen]))
+    np.testing.assert_array_equal(by_step(buffer.action_masks), np.stack(masks).reshape(40, 4, -1))
+    assert not np.array_equal(seen[0]["cards"], seen[-1]["cards"])  # the games moved on
+    # and the update reads the tokens the policy acted on
+    replay = obs_as_tensor({key: value[5] for key, value in stored.items()}, "cpu")
+    acted = obs_as_tensor(seen[5], "cpu")
+    with torch.no_grad():
+        np.testing.assert_allclose(
+            model.policy.get_distribution(replay).distribution.logits.numpy(),
+            model.policy.get_distribution(acted).distribution.logits.numpy(),
+            atol=1e-6,
+        )
+
+
 def test_a_space_it_cannot_read_gets_one_clear_error():
     from concentration_env.training.attention import CardAttentionPolicy
 
@@ -136,6 +212,11 @@ def test_config_validation():
         config_from_mapping({**TINY, "policy_kwargs": {"hidden": 64}})
     with pytest.raises(ValueError, match="'policy_kwargs': invalid layers=0"):
         config_from_mapping({**TINY, "policy_kwargs": {"layers": 0}})
+    with pytest.raises(ValueError, match="shared must be true or false"):
+        config_from_mapping({**TINY, "policy_kwargs": {"shared": "yes"}})
+    with pytest.raises(ValueError, match="value_scale"):
+        config_from_mapping({**TINY, "policy_kwargs": {"value_scale": 0}})
+    assert config_from_mapping({**TINY, "policy_kwargs": {"shared": True, "value_scale": 30}}).policy_kwargs
     with pytest.raises(ValueError, match="d_model=30 must be a multiple of heads=4"):
         config_from_mapping({**TINY, "policy_kwargs": {"d_model": 30}})
 
