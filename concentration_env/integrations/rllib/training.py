@@ -136,14 +136,18 @@ def build_algorithm(config: RLlibConfig):
 
 
 def snapshot(algorithm, config: RLlibConfig, slots) -> None:
-    """Copy the shared module's weights into the frozen ``slots`` and sync the env runners."""
+    """Copy the shared module's weights into the frozen ``slots``, on the learner and on
+    every env runner."""
+    from ray.rllib.core import COMPONENT_RL_MODULE
+
     if not slots:
         return
     weights = algorithm.learner_group.get_weights(module_ids=[SHARED_MODULE])[SHARED_MODULE]
     algorithm.learner_group.set_weights(dict.fromkeys(slots, weights))
-    algorithm.env_runner_group.sync_weights(
-        policies=list(slots), from_worker_or_learner_group=algorithm.learner_group, timeout_seconds=60.0
-    )
+    # Straight to the runners: RLlib's own weight sync skips a runner whose weights sequence
+    # number is current, which it is right after a training step.
+    state = {COMPONENT_RL_MODULE: dict.fromkeys(slots, weights)}
+    algorithm.env_runner_group.foreach_env_runner(lambda runner: runner.set_state(state), local_env_runner=True)
 
 
 def save_checkpoint(
