@@ -238,3 +238,39 @@ def test_league_trains_the_learner_against_frozen_snapshots_and_greedy(local_ray
         assert same(weights(algorithm, "frozen_1", on_runner=True), trained)  # the runners play the new snapshot
     finally:
         algorithm.stop()
+
+
+def test_attention_network_trains_and_restores(local_ray, tmp_path):
+    import torch
+
+    from concentration_env.integrations.rllib import RLlibPolicy, build_algorithm, episode_stats, save_checkpoint
+
+    config = RLlibConfig(
+        rules={**TINY_RULES, "backs": "checkerboard", "packs": 2},  # the back colour is one more raw column
+        network="card_attention",
+        num_env_runners=0,
+        train_batch_size=100,
+        minibatch_size=50,
+        num_epochs=1,
+        d_model=16,
+        heads=2,
+        layers=1,
+        checkpoint_dir=str(tmp_path / "ckpt"),
+    )
+    algorithm = build_algorithm(config)
+    try:
+        assert episode_stats(algorithm.train())["num_env_steps_sampled_lifetime"] >= 100
+        path = save_checkpoint(algorithm, config)
+        trained = algorithm.get_module("shared")
+    finally:
+        algorithm.stop()
+    policy = RLlibPolicy(path)
+    assert policy.tier == "raw" and policy.encoding.columns == ("cards", "face_up", "removed", "back")
+    game = core.compile_rules(policy.rules)
+    state = core.new_state(game, np.stack([core.deal(game, np.random.default_rng(s)) for s in range(3)]))
+    batch = core.observe(game, state, memory=True)
+    mask = batch[MASK_KEY].astype(np.float32)
+    obs = {OBS_KEY: torch.from_numpy(policy.encoding.batch(batch)), MASK_KEY: torch.from_numpy(mask)}
+    with torch.no_grad():
+        want = trained.forward_inference({"obs": obs})["action_dist_inputs"].numpy()
+    np.testing.assert_allclose(policy.logits(batch), want, rtol=1e-5, atol=1e-5)
