@@ -203,7 +203,7 @@ def test_league_trains_the_learner_against_frozen_snapshots_and_greedy(local_ray
         num_epochs=2,
         lr=0.01,
         hidden=[16],
-        greedy_share=0.3,
+        greedy_share=0.2,
         self_play_share=0.0,  # every non-greedy game: the learner against a frozen snapshot
         pool_size=2,
         checkpoint_dir=str(tmp_path / "ckpt"),
@@ -231,7 +231,8 @@ def test_league_trains_the_learner_against_frozen_snapshots_and_greedy(local_ray
         assert not same(trained, start)  # the learner learned ...
         assert all(same(weights(algorithm, slot), start) for slot in config.frozen_ids())  # ... the pool did not
         played = set(result["env_runners"]["module_episode_returns_mean"])
-        assert {"shared", "frozen_0", "frozen_1"} <= played  # frozen snapshots took opponent seats
+        # frozen snapshots took opponent seats (which slot, each game draws; the greedy games have none)
+        assert "shared" in played and played & set(config.frozen_ids())
         assert "return/learner" in stats and "return/opponent_1" in stats
         snapshot(algorithm, config, ["frozen_1"])
         assert same(weights(algorithm, "frozen_1"), trained) and same(weights(algorithm, "frozen_0"), start)
