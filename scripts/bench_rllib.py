@@ -19,9 +19,12 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 from concentration_env.integrations.rllib.config import RLlibConfig
 from concentration_env.integrations.rllib.training import build_algorithm, require_ray
+
+DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "rllib" / "duel_52_per_card.yaml"
 
 
 def measure(config: RLlibConfig, runners: int, steps: int, repeats: int) -> dict:
@@ -53,7 +56,7 @@ def measure(config: RLlibConfig, runners: int, steps: int, repeats: int) -> dict
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", default="configs/rllib/duel_52_per_card.yaml", help="YAML run config")
+    parser.add_argument("--config", default=str(DEFAULT_CONFIG), help="YAML run config")
     parser.add_argument("--runners", type=int, nargs="+", default=[1, 2, 4], help="env runner counts to measure")
     parser.add_argument("--steps", type=int, default=2000, help="env steps each runner samples per repeat")
     parser.add_argument("--repeats", type=int, default=3, help="timed repeats per runner count")
