@@ -192,3 +192,23 @@ def test_masked_flat_observation_uses_the_network_encoding():
     observed = env.observe("player_0")
     assert observed[OBS_KEY].shape == card_features(env.encoding.game, core_batch(rules, 1, 0)).shape[1:]
     assert env.observation_space("player_0").contains(observed)
+
+
+@pytest.mark.parametrize("script", ["train_rllib.py", "bench_rllib.py"])
+def test_scripts_reject_a_bad_config_in_one_line(tmp_path, script):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    config = tmp_path / "run.yaml"
+    config.write_text("network: cnn\n")
+    done = subprocess.run(
+        [sys.executable, str(root / "scripts" / script), "--config", str(config)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "network" in done.stderr and str(config) in done.stderr
