@@ -22,25 +22,21 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from concentration_env.training.networks import ACTION_GAIN
+from concentration_env.training.card_nets import (
+    FLAG_KEYS,
+    CardHeads,
+    card_tokens,
+    face_vocabulary,
+    init_card_tokens,
+    shrink_last_layer,
+)
 
-EMBEDDING_STD = 0.02
-FLAG_KEYS = ("face_up", "removed", "action_mask", "back")  # bit i of a card's flag index
-
-
-def face_vocabulary(observation_space: spaces.Space) -> int:
-    """The number of values a ``cards`` entry takes (unknown plus every face)."""
-    cards = observation_space.spaces.get("cards") if isinstance(observation_space, spaces.Dict) else None
-    if not isinstance(cards, spaces.MultiDiscrete):
-        raise ValueError(
-            f"network card_attention reads the raw observation (a Dict with a MultiDiscrete 'cards'); "
-            f"got {observation_space}"
-        )
-    return int(cards.nvec.max())
+__all__ = ["CardAttentionPolicy", "CardHeads", "CardTokens", "face_vocabulary"]
 
 
 class CardTokens(BaseFeaturesExtractor):
-    """Raw observation dict -> ``(batch, cards, d_model)`` tokens after self-attention.
+    """Raw observation dict -> ``(batch, cards, d_model)`` tokens after self-attention (the
+    layers of :func:`~concentration_env.training.card_nets.card_tokens`).
 
     Reads the observation's own integer columns (SB3's one-hot preprocessing is skipped by
     :class:`CardAttentionPolicy`): rollouts pass the env's dtypes, the rollout buffer floats.
@@ -48,48 +44,11 @@ class CardTokens(BaseFeaturesExtractor):
 
     def __init__(self, observation_space: spaces.Dict, d_model: int = 64, layers: int = 2, heads: int = 4):
         super().__init__(observation_space, features_dim=d_model)
-        self.vocabulary = face_vocabulary(observation_space)
-        self.flag_keys = tuple(key for key in FLAG_KEYS if key in observation_space.spaces)
-        self.faces = nn.Embedding(self.vocabulary, d_model)
-        self.flags = nn.Embedding(2 ** len(self.flag_keys), d_model)
-        layer = nn.TransformerEncoderLayer(
-            d_model, heads, dim_feedforward=2 * d_model, dropout=0.0, batch_first=True, norm_first=True
-        )
-        self.attend = nn.TransformerEncoder(layer, layers, norm=nn.LayerNorm(d_model), enable_nested_tensor=False)
-        # Small embeddings (GPT-2's 0.02) rather than torch's unit normal: the residual stream
-        # starts small, so what attention brings from the other cards is not drowned by each
-        # card's own embedding.
-        for table in (self.faces, self.flags):
-            nn.init.normal_(table.weight, std=EMBEDDING_STD)
+        flag_keys = tuple(key for key in FLAG_KEYS if key in observation_space.spaces)
+        init_card_tokens(self, face_vocabulary(observation_space), flag_keys, d_model, layers, heads)
 
     def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
-        faces = observations["cards"].long()
-        flags = torch.zeros_like(faces)
-        for bit, key in enumerate(self.flag_keys):
-            flags |= observations[key].long() << bit
-        return self.attend(self.faces(faces) + self.flags(flags))
-
-
-class CardHeads(nn.Module):
-    """Tokens -> one logit per card, and the mean token as the value latent."""
-
-    def __init__(self, d_model: int):
-        super().__init__()
-        self.score = nn.Sequential(nn.Linear(d_model, d_model), nn.Tanh(), nn.Linear(d_model, 1))
-        self.pool = nn.Sequential(nn.Linear(d_model, d_model), nn.Tanh())
-        # What SB3's MlpExtractor exposes: the latent sizes of the two heads (the policy's
-        # latent is already the logits; see CardAttentionPolicy._build).
-        self.latent_dim_pi = 1
-        self.latent_dim_vf = d_model
-
-    def forward_actor(self, tokens: torch.Tensor) -> torch.Tensor:
-        return self.score(tokens).squeeze(-1)
-
-    def forward_critic(self, tokens: torch.Tensor) -> torch.Tensor:
-        return self.pool(tokens.mean(dim=1))
-
-    def forward(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.forward_actor(tokens), self.forward_critic(tokens)
+        return card_tokens(self, observations)
 
 
 class Scale(nn.Module):
@@ -153,10 +112,7 @@ class CardAttentionPolicy(MaskableActorCriticPolicy):
         # The per-card scores are the logits: drop SB3's dense action layer, start near
         # uniform as SB3 does, and rebuild the optimizer over the parameters that remain.
         self.action_net = nn.Identity()
-        last = self.mlp_extractor.score[-1]
-        assert isinstance(last, nn.Linear)
-        nn.init.orthogonal_(last.weight, gain=ACTION_GAIN)
-        nn.init.zeros_(last.bias)
+        shrink_last_layer(self.mlp_extractor.score)
         if self.value_scale != 1.0:
             self.value_net = nn.Sequential(self.value_net, Scale(self.value_scale))  # type: ignore[assignment]  # SB3 types value_net as a Linear; any module works
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]  # SB3 types optimizer_class as the base Optimizer, which takes no lr

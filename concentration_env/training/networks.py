@@ -1,4 +1,4 @@
-"""Networks that score every card with shared weights (torch; imported only for training).
+"""The per-card network as an SB3 MaskablePPO policy (torch; imported only for training).
 
 A Concentration policy must be equivariant to moving cards around: what makes position ``i``
 a good flip is its own features plus the state of the game, not its index. The per-card
@@ -10,46 +10,14 @@ deck, so the same weights serve 20 or 104 cards.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
-import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
-from concentration_env.envs.features import NUM_CARD_FEATURES
+from concentration_env.training.card_nets import ACTION_GAIN, PerCardNet, shrink_last_layer
 
-ACTION_GAIN = 0.01  # small initial logits: a near-uniform first policy (as SB3 does)
-
-
-class PerCardNet(nn.Module):
-    """Per-card encoder -> pooled context -> one logit per card and a value latent."""
-
-    def __init__(self, num_cards: int, hidden: int = 64, num_features: int = NUM_CARD_FEATURES):
-        super().__init__()
-        self.num_cards = num_cards
-        self.num_features = num_features
-        self.encode = nn.Sequential(nn.Linear(num_features, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh())
-        self.score = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
-        self.value = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.Tanh())
-        # What SB3's MlpExtractor exposes: the latent sizes of the two heads.
-        self.latent_dim_pi = num_cards
-        self.latent_dim_vf = hidden
-
-    def _encode(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        cards = self.encode(features.view(-1, self.num_cards, self.num_features))
-        pooled = torch.cat([cards.mean(dim=1), cards.max(dim=1).values], dim=-1)
-        return cards, pooled
-
-    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
-        cards, pooled = self._encode(features)
-        context = pooled[:, None, : cards.shape[-1]].expand_as(cards)
-        return self.score(torch.cat([cards, context], dim=-1)).squeeze(-1)
-
-    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
-        return self.value(self._encode(features)[1])
-
-    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.forward_actor(features), self.forward_critic(features)
+__all__ = ["ACTION_GAIN", "PerCardMaskablePolicy", "PerCardNet"]
 
 
 class PerCardMaskablePolicy(MaskableActorCriticPolicy):
@@ -74,9 +42,7 @@ class PerCardMaskablePolicy(MaskableActorCriticPolicy):
         # The per-card scores are the logits: drop SB3's dense action layer, shrink the last
         # scoring layer like SB3 shrinks its action layer, and rebuild the optimizer.
         self.action_net = nn.Identity()
-        last = cast(nn.Linear, self.mlp_extractor.score[-1])
-        nn.init.orthogonal_(last.weight, gain=ACTION_GAIN)
-        nn.init.zeros_(last.bias)
+        shrink_last_layer(self.mlp_extractor.score)
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]  # SB3 types optimizer_class as the base Optimizer, which takes no lr
 
     def _get_constructor_parameters(self) -> dict[str, Any]:

@@ -186,3 +186,92 @@ def test_train_checkpoint_restore_and_play(local_ray, tmp_path):
         RLlibPolicy(path, seat=2)
     with pytest.raises(ValueError, match="not a checkpoint"):
         RLlibPolicy(tmp_path)
+
+
+def test_league_trains_the_learner_against_frozen_snapshots_and_greedy(local_ray, tmp_path):
+    import torch
+
+    from concentration_env.integrations.rllib import build_algorithm, episode_stats
+    from concentration_env.integrations.rllib.training import snapshot
+
+    config = RLlibConfig(
+        rules={"ranks": 4, "matching": "rank"},  # 16 cards: greedy rarely clears it before the learner moves
+        network="per_card",
+        num_env_runners=1,
+        train_batch_size=300,
+        minibatch_size=100,
+        num_epochs=2,
+        lr=0.01,
+        hidden=[16],
+        greedy_share=0.2,
+        self_play_share=0.0,  # every non-greedy game: the learner against a frozen snapshot
+        pool_size=2,
+        checkpoint_dir=str(tmp_path / "ckpt"),
+    )
+
+    def weights(algorithm, module_id, on_runner=False):
+        if on_runner:
+            (state,) = algorithm.env_runner_group.foreach_env_runner(
+                lambda runner: runner.module[module_id].state_dict(), local_env_runner=False
+            )
+        else:
+            state = algorithm.learner_group.get_weights(module_ids=[module_id])[module_id]
+        return {key: torch.as_tensor(value) for key, value in state.items()}
+
+    def same(a, b):
+        return all(torch.equal(a[key], b[key]) for key in a)
+
+    algorithm = build_algorithm(config)
+    try:
+        start = weights(algorithm, "shared")
+        assert all(same(weights(algorithm, slot), start) for slot in config.frozen_ids())
+        result = algorithm.train()
+        stats = episode_stats(result)
+        trained = weights(algorithm, "shared")
+        assert not same(trained, start)  # the learner learned ...
+        assert all(same(weights(algorithm, slot), start) for slot in config.frozen_ids())  # ... the pool did not
+        played = set(result["env_runners"]["module_episode_returns_mean"])
+        # frozen snapshots took opponent seats (which slot, each game draws; the greedy games have none)
+        assert "shared" in played and played & set(config.frozen_ids())
+        assert "return/learner" in stats and "return/opponent_1" in stats
+        snapshot(algorithm, config, ["frozen_1"])
+        assert same(weights(algorithm, "frozen_1"), trained) and same(weights(algorithm, "frozen_0"), start)
+        assert same(weights(algorithm, "frozen_1", on_runner=True), trained)  # the runners play the new snapshot
+    finally:
+        algorithm.stop()
+
+
+def test_attention_network_trains_and_restores(local_ray, tmp_path):
+    import torch
+
+    from concentration_env.integrations.rllib import RLlibPolicy, build_algorithm, episode_stats, save_checkpoint
+
+    config = RLlibConfig(
+        rules={**TINY_RULES, "backs": "checkerboard", "packs": 2},  # the back colour is one more raw column
+        network="card_attention",
+        num_env_runners=0,
+        train_batch_size=100,
+        minibatch_size=50,
+        num_epochs=1,
+        d_model=16,
+        heads=2,
+        layers=1,
+        checkpoint_dir=str(tmp_path / "ckpt"),
+    )
+    algorithm = build_algorithm(config)
+    try:
+        assert episode_stats(algorithm.train())["num_env_steps_sampled_lifetime"] >= 100
+        path = save_checkpoint(algorithm, config)
+        trained = algorithm.get_module("shared")
+    finally:
+        algorithm.stop()
+    policy = RLlibPolicy(path)
+    assert policy.tier == "raw" and policy.encoding.columns == ("cards", "face_up", "removed", "back")
+    game = core.compile_rules(policy.rules)
+    state = core.new_state(game, np.stack([core.deal(game, np.random.default_rng(s)) for s in range(3)]))
+    batch = core.observe(game, state, memory=True)
+    mask = batch[MASK_KEY].astype(np.float32)
+    obs = {OBS_KEY: torch.from_numpy(policy.encoding.batch(batch)), MASK_KEY: torch.from_numpy(mask)}
+    with torch.no_grad():
+        want = trained.forward_inference({"obs": obs})["action_dist_inputs"].numpy()
+    np.testing.assert_allclose(policy.logits(batch), want, rtol=1e-5, atol=1e-5)

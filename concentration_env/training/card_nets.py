@@ -1,0 +1,127 @@
+"""Card-scoring networks in plain torch, shared by the SB3 policies of the training layer and
+the RLlib module (``concentration_env.integrations.rllib.module``), whose venv has no SB3.
+
+- :class:`PerCardNet`: one MLP applied to every card's engineered feature row (see
+  ``concentration_env.envs.features``), a pooled summary as context, one logit per card.
+- :func:`init_card_tokens` / :func:`card_tokens`: the raw tier's card tokens (a face embedding
+  plus a flag embedding per card, no positional encoding) after self-attention.
+- :class:`CardHeads`: tokens -> one logit per card and a pooled value latent.
+
+Nothing here depends on the deck's size: the same weights score 8 or 104 cards.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from gymnasium import spaces
+from torch import nn
+
+from concentration_env.envs.features import NUM_CARD_FEATURES
+
+ACTION_GAIN = 0.01  # small initial logits: a near-uniform first policy (as SB3 does)
+FLAG_KEYS = ("face_up", "removed", "action_mask", "back")  # bit i of a card's flag index
+EMBEDDING_STD = 0.02
+
+
+class PerCardNet(nn.Module):
+    """Per-card encoder -> pooled context -> one logit per card and a value latent."""
+
+    def __init__(self, num_cards: int, hidden: int = 64, num_features: int = NUM_CARD_FEATURES):
+        super().__init__()
+        self.num_cards = num_cards
+        self.num_features = num_features
+        self.encode = nn.Sequential(nn.Linear(num_features, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh())
+        self.score = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+        self.value = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.Tanh())
+        # What SB3's MlpExtractor exposes: the latent sizes of the two heads.
+        self.latent_dim_pi = num_cards
+        self.latent_dim_vf = hidden
+
+    def _encode(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        # rows of num_features per card, however many cards (SB3 hands them flattened)
+        cards = self.encode(features.reshape(features.shape[0], -1, self.num_features))
+        pooled = torch.cat([cards.mean(dim=1), cards.max(dim=1).values], dim=-1)
+        return cards, pooled
+
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        return self(features)[0]
+
+    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+        return self.value(self._encode(features)[1])
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        cards, pooled = self._encode(features)  # one encoding for both heads
+        context = pooled[:, None, : cards.shape[-1]].expand_as(cards)
+        return self.score(torch.cat([cards, context], dim=-1)).squeeze(-1), self.value(pooled)
+
+
+def shrink_last_layer(score: nn.Sequential) -> None:
+    """Start the per-card logits near zero (a near-uniform first policy)."""
+    last = score[-1]
+    assert isinstance(last, nn.Linear)
+    nn.init.orthogonal_(last.weight, gain=ACTION_GAIN)
+    nn.init.zeros_(last.bias)
+
+
+def face_vocabulary(observation_space: spaces.Space) -> int:
+    """The number of values a ``cards`` entry takes (unknown plus every face)."""
+    cards = observation_space.spaces.get("cards") if isinstance(observation_space, spaces.Dict) else None
+    if not isinstance(cards, spaces.MultiDiscrete):
+        raise ValueError(
+            f"network card_attention reads the raw observation (a Dict with a MultiDiscrete 'cards'); "
+            f"got {observation_space}"
+        )
+    return int(cards.nvec.max())
+
+
+def init_card_tokens(
+    module: Any, vocabulary: int, flag_keys: tuple[str, ...], d_model: int, layers: int, heads: int
+) -> None:
+    """Give ``module`` the token layers (``faces``, ``flags``, ``attend``) that
+    :func:`card_tokens` runs; set on the caller so that saved parameter names stay put."""
+    module.vocabulary = vocabulary
+    module.flag_keys = flag_keys
+    module.faces = nn.Embedding(vocabulary, d_model)
+    module.flags = nn.Embedding(2 ** len(flag_keys), d_model)
+    layer = nn.TransformerEncoderLayer(
+        d_model, heads, dim_feedforward=2 * d_model, dropout=0.0, batch_first=True, norm_first=True
+    )
+    module.attend = nn.TransformerEncoder(layer, layers, norm=nn.LayerNorm(d_model), enable_nested_tensor=False)
+    # Small embeddings (GPT-2's 0.02) rather than torch's unit normal: the residual stream
+    # starts small, so what attention brings from the other cards is not drowned by each
+    # card's own embedding.
+    for table in (module.faces, module.flags):
+        nn.init.normal_(table.weight, std=EMBEDDING_STD)
+
+
+def card_tokens(module: Any, observations: dict[str, torch.Tensor]) -> torch.Tensor:
+    """``(batch, cards, d_model)`` tokens of the raw columns (``cards`` and the flag keys)."""
+    faces = observations["cards"].long()
+    flags = torch.zeros_like(faces)
+    for bit, key in enumerate(module.flag_keys):
+        flags |= observations[key].long() << bit
+    return module.attend(module.faces(faces) + module.flags(flags))
+
+
+class CardHeads(nn.Module):
+    """Tokens -> one logit per card, and the mean token as the value latent."""
+
+    def __init__(self, d_model: int):
+        super().__init__()
+        self.score = nn.Sequential(nn.Linear(d_model, d_model), nn.Tanh(), nn.Linear(d_model, 1))
+        self.pool = nn.Sequential(nn.Linear(d_model, d_model), nn.Tanh())
+        # What SB3's MlpExtractor exposes: the latent sizes of the two heads (the policy's
+        # latent is already the logits).
+        self.latent_dim_pi = 1
+        self.latent_dim_vf = d_model
+
+    def forward_actor(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.score(tokens).squeeze(-1)
+
+    def forward_critic(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.pool(tokens.mean(dim=1))
+
+    def forward(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.forward_actor(tokens), self.forward_critic(tokens)
