@@ -24,9 +24,9 @@ from concentration_env.integrations.rllib import (
     encode,
     observed_space,
 )
+from tests.helpers.rllib import TINY_RULES, tiny_config
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs" / "rllib"
-TINY_RULES = {"ranks": 2, "matching": "rank"}  # 8 cards: a game is a few dozen flips
 RAY_OBJECT_STORE_BYTES = 100 * 1024**2
 
 
@@ -118,16 +118,7 @@ def test_train_checkpoint_restore_and_play(local_ray, tmp_path):
 
     from concentration_env.integrations.rllib import RLlibPolicy, build_algorithm, episode_stats, save_checkpoint
 
-    config = RLlibConfig(
-        rules=TINY_RULES,
-        num_env_runners=2,
-        iterations=1,
-        train_batch_size=200,
-        minibatch_size=50,
-        num_epochs=1,
-        hidden=[32],
-        checkpoint_dir=str(tmp_path / "ckpt"),
-    )
+    config = tiny_config(tmp_path, num_env_runners=2, train_batch_size=200, minibatch_size=50, hidden=[32])
     rules = config.game_rules()
     algorithm = build_algorithm(config)
     try:
@@ -194,19 +185,17 @@ def test_league_trains_the_learner_against_frozen_snapshots_and_greedy(local_ray
     from concentration_env.integrations.rllib import build_algorithm, episode_stats
     from concentration_env.integrations.rllib.training import snapshot
 
-    config = RLlibConfig(
+    config = tiny_config(
+        tmp_path,
         rules={"ranks": 4, "matching": "rank"},  # 16 cards: greedy rarely clears it before the learner moves
-        network="per_card",
         num_env_runners=1,
         train_batch_size=300,
         minibatch_size=100,
         num_epochs=2,
         lr=0.01,
-        hidden=[16],
         greedy_share=0.2,
         self_play_share=0.0,  # every non-greedy game: the learner against a frozen snapshot
         pool_size=2,
-        checkpoint_dir=str(tmp_path / "ckpt"),
     )
 
     def weights(algorithm, module_id, on_runner=False):
@@ -246,17 +235,16 @@ def test_attention_network_trains_and_restores(local_ray, tmp_path):
 
     from concentration_env.integrations.rllib import RLlibPolicy, build_algorithm, episode_stats, save_checkpoint
 
-    config = RLlibConfig(
+    config = tiny_config(
+        tmp_path,
         rules={**TINY_RULES, "backs": "checkerboard", "packs": 2},  # the back colour is one more raw column
         network="card_attention",
         num_env_runners=0,
         train_batch_size=100,
         minibatch_size=50,
-        num_epochs=1,
         d_model=16,
         heads=2,
         layers=1,
-        checkpoint_dir=str(tmp_path / "ckpt"),
     )
     algorithm = build_algorithm(config)
     try:

@@ -36,28 +36,17 @@ from concentration_env.integrations.rllib import (  # noqa: E402
     read_progress,
     save_checkpoint,
 )
+from tests.helpers.rllib import tiny_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOT = "rllib_test_slot"  # the custom resource only worker nodes hold: one env runner each
-TINY_RULES = {"ranks": 2, "matching": "rank"}
 OBJECT_STORE_BYTES = 80 * 1024**2
 SPAWN_TIMEOUT_S = 240
 
 
-def tiny_config(tmp_path: Path, **fields) -> RLlibConfig:
-    defaults = dict(
-        rules=TINY_RULES,
-        network="per_card",
-        num_env_runners=2,
-        env_runner_resources={SLOT: 1},
-        iterations=2,
-        train_batch_size=120,
-        minibatch_size=60,
-        num_epochs=1,
-        hidden=[16],
-        checkpoint_dir=str(tmp_path / "ckpt"),
-    )
-    return RLlibConfig(**{**defaults, **fields})
+def cluster_config(tmp_path: Path, **fields) -> RLlibConfig:
+    """The tiny run with its two env runners on the worker nodes (their custom resource)."""
+    return tiny_config(tmp_path, **{"num_env_runners": 2, "env_runner_resources": {SLOT: 1}, "iterations": 2, **fields})
 
 
 def child_env() -> dict:
@@ -115,7 +104,7 @@ def test_runners_on_worker_nodes_then_restore_and_play_in_a_fresh_process(cluste
     from concentration_env.integrations.rllib import RLlibPolicy
 
     _, workers = cluster
-    config = tiny_config(tmp_path)
+    config = cluster_config(tmp_path)
     algorithm = build_algorithm(config)
     try:
         assert sorted(runner_nodes(algorithm)) == sorted(node.node_id for node in workers)
@@ -153,7 +142,7 @@ MASK = "action_mask"
 
 def test_a_lost_worker_node_is_replaced_and_training_finishes(cluster, tmp_path):
     lab, workers = cluster
-    config = tiny_config(tmp_path, iterations=3)
+    config = cluster_config(tmp_path, iterations=3)
     algorithm = build_algorithm(config)
     try:
         episode_stats(algorithm.train())
@@ -177,7 +166,7 @@ def test_a_lost_worker_node_is_replaced_and_training_finishes(cluster, tmp_path)
 def test_a_killed_driver_resumes_from_its_last_checkpoint(cluster, tmp_path):
     lab, _ = cluster
     run = tmp_path / "run.yaml"
-    config = tiny_config(tmp_path, iterations=1000, checkpoint_every=1, num_env_runners=1)
+    config = cluster_config(tmp_path, iterations=1000, checkpoint_every=1, num_env_runners=1)
     import yaml
 
     run.write_text(yaml.safe_dump({k: v for k, v in config.to_mapping().items() if k != "tier"}))
