@@ -118,7 +118,9 @@ def test_train_checkpoint_restore_and_play(local_ray, tmp_path):
 
     from concentration_env.integrations.rllib import RLlibPolicy, build_algorithm, episode_stats, save_checkpoint
 
-    config = tiny_config(tmp_path, num_env_runners=2, train_batch_size=200, minibatch_size=50, hidden=[32])
+    config = tiny_config(
+        tmp_path, network="mlp", num_env_runners=2, train_batch_size=200, minibatch_size=50, hidden=[32]
+    )
     rules = config.game_rules()
     algorithm = build_algorithm(config)
     try:
