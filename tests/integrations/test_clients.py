@@ -73,6 +73,15 @@ def _masked_random_policy(tensordict):
     return tensordict
 
 
+def _check_masked_rollout(env, num_envs: int) -> None:
+    """60 masked random flips in each of a batched TorchRL env's games: every flip legal, every game ended."""
+    rollout = env.rollout(60, policy=_masked_random_policy, break_when_any_done=False)
+    assert rollout.batch_size == (num_envs, 60)
+    for masks, actions in zip(rollout["action_mask"], rollout["action"]):
+        assert all(_legal(mask, action) for mask, action in zip(masks, actions))
+    assert rollout["next", "done"].any(dim=1).all(), "60 flips end a game in each env"
+
+
 def test_torchrl_serial_env(torchrl):
     from torchrl.envs import SerialEnv
     from torchrl.envs.utils import check_env_specs
@@ -81,11 +90,7 @@ def test_torchrl_serial_env(torchrl):
     # the other env's mask from its last reset (TorchRL 0.14), so rand_action would draw illegal flips.
     env = SerialEnv(2, lambda: _gym_env("Concentration-v0"))
     check_env_specs(env, seed=0)
-    rollout = env.rollout(60, policy=_masked_random_policy, break_when_any_done=False)
-    assert rollout.batch_size == (2, 60)
-    for masks, actions in zip(rollout["action_mask"], rollout["action"]):
-        assert all(_legal(mask, action) for mask, action in zip(masks, actions))
-    assert rollout["next", "done"].any(dim=1).all(), "60 flips end a game in each env"
+    _check_masked_rollout(env, num_envs=2)
     env.close()
 
 
@@ -98,11 +103,7 @@ def test_torchrl_gym_wrapper_over_native_vector_env(torchrl, env_id):
     vector = gym.make_vec(env_id, num_envs=3, autoreset_mode="SameStep", **SMALL)
     env = GymWrapper(vector, categorical_action_encoding=True)
     check_env_specs(env, seed=0)
-    rollout = env.rollout(60, policy=_masked_random_policy, break_when_any_done=False)
-    assert rollout.batch_size == (3, 60)
-    for masks, actions in zip(rollout["action_mask"], rollout["action"]):
-        assert all(_legal(mask, action) for mask, action in zip(masks, actions))
-    assert rollout["next", "done"].any(dim=1).all(), "60 flips end a game in each env"
+    _check_masked_rollout(env, num_envs=3)
     env.close()
 
 
