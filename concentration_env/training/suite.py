@@ -81,14 +81,37 @@ def train_command(suite: Suite, variant: Variant, learner: Learner, seed: int) -
     return f"python scripts/train.py --config {learner.config} --set {shlex.join(sets)} --run-dir {folder}"
 
 
-def train_suite(suite: Suite) -> float:
+def select_cells(suite: Suite, only: list[str]) -> set[tuple[str, str]]:
+    """The (variant, learner) cells that ``--only VARIANT[/LEARNER]`` entries name (every
+    cell when ``only`` is empty); an entry naming no cell of the suite is a ``ValueError``."""
+    cells = {(v.name, name) for v in suite.variants for name in v.learners}
+    if not only:
+        return cells
+    chosen: set[tuple[str, str]] = set()
+    for entry in only:
+        variant, _, learner = entry.partition("/")
+        picked = {(v, lr) for v, lr in cells if v == variant and learner in ("", lr)}
+        if not picked:
+            variants = ", ".join(v.name for v in suite.variants)
+            raise ValueError(
+                f"--only {entry!r} names no cell of {suite.source}; "
+                f"allowed: VARIANT or VARIANT/LEARNER with VARIANT one of {variants} and one of its learners"
+            )
+        chosen |= picked
+    return chosen
+
+
+def train_suite(suite: Suite, cells: set[tuple[str, str]] | None = None) -> float:
     """Train every available learner on its variants and seeds into the models folder
-    (replacing what is there); returns the wall time in seconds."""
+    (replacing what is there), or only the ``(variant, learner)`` cells given; returns the
+    wall time in seconds."""
     from concentration_env.training.run import train
 
     began = time.perf_counter()
     for variant in suite.variants:
         for learner in (suite.learners[name] for name in variant.learners):
+            if cells is not None and (variant.name, learner.name) not in cells:
+                continue
             if learner.unavailable is not None:
                 print(f"skip {learner.name} on {variant.name}: {NOT_AVAILABLE} ({learner.unavailable})")
                 continue
@@ -102,7 +125,7 @@ def train_suite(suite: Suite) -> float:
                     shutil.rmtree(folder / bulky, ignore_errors=True)
                 _write_readme(suite, variant, learner, seed, folder)
                 spent = json.loads((folder / "training.json").read_text())["wall_seconds"]
-                print(f"trained {learner.name} on {variant.name}, seed {seed}: {spent} s")
+                print(f"trained {learner.name} on {variant.name}, seed {seed}: {spent} s", flush=True)
     return time.perf_counter() - began
 
 
@@ -212,20 +235,30 @@ def evaluate_suite(suite: Suite) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python scripts/benchmark.py --config configs/benchmark/suite.yaml [--train]``."""
+    """``python scripts/benchmark.py --config configs/benchmark/suite.yaml [--train [--only VARIANT[/LEARNER]]]``."""
     from concentration_env.training.suite_report import write_report
 
     parser = argparse.ArgumentParser(prog="concentration-benchmark", description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", required=True, help="a suite config, e.g. configs/benchmark/suite.yaml")
     parser.add_argument("--train", action="store_true", help="train every learner anew before evaluating")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="VARIANT[/LEARNER]",
+        help="with --train: retrain only these cells (repeatable); the table still shows every cell",
+    )
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a top-level key")
     args = parser.parse_args(argv)
     try:
+        if args.only and not args.train:
+            raise ValueError("--only chooses what --train retrains; give --train too")
         suite = load_suite(args.config, apply_overrides({}, args.set), train=args.train)
+        cells = select_cells(suite, args.only) if args.only else None
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    trained = train_suite(suite) if args.train else None
+    trained = train_suite(suite, cells) if args.train else None
     if trained is not None:
         print(f"training the suite took {trained:.0f} s")
     text = write_report(suite, evaluate_suite(suite), trained)

@@ -20,8 +20,10 @@ training never used::
 A learner names a training config (``configs/train/*.yaml``), its tier (``raw``: the network
 sees the env's observation only; ``engineered``: hand-made features or memory), the
 observation mode it plays (it is trained on the variants of that mode), how the main table
-shows it (``play: deterministic`` or ``sampled``; both are always measured) and ``set``:
-``key=value`` overrides of its config (as ``--set`` of ``scripts/train.py``). A variant gives
+shows it (``play: deterministic`` or ``sampled``; both are always measured), ``set``:
+``key=value`` overrides of its config (as ``--set`` of ``scripts/train.py``), and optionally
+its own ``budget`` of env steps per variant and seed (a learner that needs more play than the
+suite's default states it here; the table shows every learner's env steps). A variant gives
 its rules and mode, and optionally the learners it gets (default: every learner of its mode).
 A learner whose config does not load (e.g. a network this build lacks) is kept, marked with
 why, and shown as "learner not available in this build"; every other bad entry is one
@@ -44,7 +46,7 @@ from concentration_env.training.run import EVAL_SEED_OFFSET
 
 REQUIRED = ("budget", "seeds", "eval_games", "eval_seed", "output", "models", "baselines", "learners", "variants")
 TOP_KEYS = REQUIRED + ("curve_points",)
-LEARNER_KEYS = ("config", "tier", "mode", "label", "play", "set")
+LEARNER_KEYS = ("config", "tier", "mode", "label", "play", "set", "budget")
 VARIANT_KEYS = ("rules", "mode", "label", "learners")
 TIERS = ("raw", "engineered")
 PLAYS = ("deterministic", "sampled")
@@ -63,6 +65,7 @@ class Learner:
     overrides: tuple[str, ...]
     base: TrainConfig | None
     unavailable: str | None
+    budget: int | None = None  # env steps per variant and seed; None: the suite's
 
 
 @dataclass(frozen=True)
@@ -107,16 +110,17 @@ class Suite:
         return self.models / variant.name / learner.name / f"seed{seed}"
 
     def train_config(self, variant: Variant, learner: Learner, seed: int) -> TrainConfig:
-        """The learner's config with the variant's rules and mode, the budget and the seed."""
+        """The learner's config with the variant's rules and mode, its budget and the seed."""
         assert learner.base is not None, "an unavailable learner is never trained"
+        budget = self.budget if learner.budget is None else learner.budget
         data = learner.base.to_dict()
         data.update(
             rules=variant.rules_entry,
             observation_mode=variant.mode,
-            total_timesteps=self.budget,
+            total_timesteps=budget,
             seed=seed,
-            eval_freq=max(1, self.budget // self.curve_points),
-            checkpoint_freq=self.budget,
+            eval_freq=max(1, budget // self.curve_points),
+            checkpoint_freq=budget,
         )
         return config_from_mapping(data, source=f"{self.source}: learner {learner.name!r} on {variant.name!r}")
 
@@ -155,6 +159,7 @@ def _learner(source: str, name: str, value: Any) -> Learner:
         tier = check_choice("tier", entry["tier"], TIERS)
         mode = check_choice("mode", entry["mode"], OBSERVATION_MODES)
         play = check_choice("play", entry.get("play", "deterministic"), PLAYS)
+        budget = None if entry.get("budget") is None else check_int("budget", entry["budget"], 1, whole_floats=True)
     except ValueError as error:
         _fail(source, where, str(error))
     overrides = entry.get("set", [])
@@ -170,7 +175,7 @@ def _learner(source: str, name: str, value: Any) -> Learner:
     if base is not None and base.resolved_rules.num_players != 1:
         _fail(source, f"{where}.config", "the suite trains solitaire learners (num_players: 1)")
     label = str(entry.get("label", name))
-    return Learner(name, label, entry["config"], tier, mode, play, tuple(overrides), base, unavailable)
+    return Learner(name, label, entry["config"], tier, mode, play, tuple(overrides), base, unavailable, budget)
 
 
 def _variant(source: str, name: str, value: Any, learners: dict[str, Learner]) -> Variant:

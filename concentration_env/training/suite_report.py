@@ -84,8 +84,10 @@ def _detail_table(suite: Suite, results: list[dict[str, Any]]) -> list[str]:
 
 def _notes(suite: Suite, results: list[dict[str, Any]], trained: float | None) -> list[str]:
     seeds = ", ".join(map(str, suite.seeds))
+    own = [f"{lr.label} {lr.budget:,}" for lr in suite.learners.values() if lr.budget not in (None, suite.budget)]
+    budgets = f" ({', '.join(own)})" if own else ""
     lines = [
-        f"Learners: {len(suite.seeds)} seed(s) ({seeds}), {suite.budget:,} env steps each per variant. "
+        f"Learners: {len(suite.seeds)} seed(s) ({seeds}), {suite.budget:,} env steps each per variant{budgets}. "
         f"Every model and baseline plays the same {suite.eval_games} deals, seeded {suite.eval_seed}.."
         f"{suite.eval_seed + suite.eval_games - 1} (training never evaluates on these: its deals are seeded "
         "seed + 10,000 + g).",
@@ -114,7 +116,7 @@ def _notes(suite: Suite, results: list[dict[str, Any]], trained: float | None) -
     if runs:
         lines += ["", f"Training the {len(runs)} runs shown took {sum(runs):.0f} s in all (their `training.json`)."]
     if trained is not None:
-        lines += ["", f"Training the suite took {trained:.0f} s of wall time."]
+        lines += ["", f"Training (this command) took {trained:.0f} s of wall time."]
     unavailable = {lr.name: lr.unavailable for lr in suite.learners.values() if lr.unavailable}
     for name, why in unavailable.items():
         lines += ["", f"- `{name}` not available: {why}"]

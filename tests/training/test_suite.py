@@ -55,7 +55,7 @@ def test_tiny_suite_writes_table_json_and_curves(tiny):
     ]
     assert "| 8 cards, rank | memory | 5.37 |" in table
     trained = sum(learner["status"] == "ok" for row in results.values() for learner in row["learners"].values())
-    assert f"Training the {trained} runs shown took" in table and "Training the suite took" in table
+    assert f"Training the {trained} runs shown took" in table and "Training (this command) took" in table
     for name in results:
         assert (root / "out" / f"curve_{name}.png").stat().st_size > 0
     readme = (root / "models" / "memory_rank8" / "per_card" / "seed0" / "README.md").read_text()
@@ -117,6 +117,36 @@ def test_sampled_and_deterministic_play_are_reproducible(tiny):
                 assert (runs[0] == runs[1]).all()
 
 
+def test_only_retrains_the_cells_it_names(tmp_path, capsys):
+    models = tmp_path / "models"
+    argv = ["--config", TINY, "--set", f"output={tmp_path / 'out'}", "--set", f"models={models}"]
+    assert benchmark_main([*argv, "--train", "--only", "visible_pictures6/recurrent"]) == 0
+    assert sorted(p.relative_to(models).as_posix() for p in models.glob("*/*")) == ["visible_pictures6/recurrent"]
+    results = {v["name"]: v for v in json.loads((tmp_path / "out" / "suite.json").read_text())}
+    assert results["visible_pictures6"]["learners"]["recurrent"]["status"] == "ok"
+    assert results["visible_pictures6"]["learners"]["raw_memory"]["status"] == NOT_TRAINED
+    capsys.readouterr()
+    for bad in (
+        ["--train", "--only", "visible_pictures6/per_card"],
+        ["--train", "--only", "nowhere"],
+        ["--only", "memory_rank8"],
+    ):
+        assert benchmark_main([*argv, *bad]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1 and "--only" in err
+
+
+def test_a_learner_can_state_its_own_budget(tmp_path):
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        GOOD.replace("mode: memory}}\nvariants", "mode: memory, budget: 96}}\nvariants").format(output=tmp_path)
+    )
+    suite = load_suite(path)
+    config = suite.train_config(suite.variants[0], suite.learners["mlp"], 0)
+    assert (config.total_timesteps, config.checkpoint_freq, config.eval_freq) == (96, 96, 9)
+    assert suite.budget == 64
+
+
 def test_t_interval():
     mean, half = t_interval([1.0, 2.0, 3.0])
     assert mean == 2.0 and half == pytest.approx(4.303 / 3**0.5)
@@ -156,6 +186,7 @@ variants:
         (("[random]", "[clever]"), "baselines[0]"),
         (("[random]", "[{{policy: forgetful, memory: 3}}]"), "baselines[0]"),
         (("tier: raw", "tier: cooked"), "learners.mlp"),
+        (("mode: memory}}\nvariants", "mode: memory, budget: 0}}\nvariants"), "learners.mlp"),
         (("2}}, mode: memory}}", "2}}, mode: visible, learners: [mlp]}}"), "variants.small.learners"),
         (("2}}, mode: memory}}", "2}}, mode: memory, learners: [cnn]}}"), "variants.small.learners"),
         (("{{rules: {{ranks: 2}}, ", "{{rules: {{ranks: 99}}, "), "variants.small"),
