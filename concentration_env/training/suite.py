@@ -81,41 +81,39 @@ def train_command(suite: Suite, variant: Variant, learner: Learner, seed: int) -
     return f"python scripts/train.py --config {learner.config} --set {shlex.join(sets)} --run-dir {folder}"
 
 
-def select_cells(suite: Suite, only: list[str]) -> set[tuple[str, str]]:
-    """The (variant, learner) cells that ``--only VARIANT[/LEARNER]`` entries name (every
-    cell when ``only`` is empty); an entry naming no cell of the suite is a ``ValueError``."""
-    cells = {(v.name, name) for v in suite.variants for name in v.learners}
-    if not only:
-        return cells
-    chosen: set[tuple[str, str]] = set()
+def select_runs(suite: Suite, only: list[str]) -> set[tuple[str, str, int]]:
+    """The (variant, learner, seed) runs that ``--only VARIANT[/LEARNER[/SEED]]`` entries name
+    (every run when ``only`` is empty); an entry naming no run of the suite is a ``ValueError``."""
+    runs = {(v.name, name, seed) for v in suite.variants for name in v.learners for seed in suite.seeds}
+    chosen: set[tuple[str, str, int]] = set() if only else runs
     for entry in only:
-        variant, _, learner = entry.partition("/")
-        picked = {(v, lr) for v, lr in cells if v == variant and learner in ("", lr)}
+        variant, learner, seed = ([*entry.split("/", 2), "", ""])[:3]
+        picked = {(v, lr, k) for v, lr, k in runs if v == variant and learner in ("", lr) and seed in ("", str(k))}
         if not picked:
             variants = ", ".join(v.name for v in suite.variants)
+            seeds = ", ".join(map(str, suite.seeds))
             raise ValueError(
-                f"--only {entry!r} names no cell of {suite.source}; "
-                f"allowed: VARIANT or VARIANT/LEARNER with VARIANT one of {variants} and one of its learners"
+                f"--only {entry!r} names no run of {suite.source}; allowed: VARIANT[/LEARNER[/SEED]] with "
+                f"VARIANT one of {variants}, LEARNER one of its learners and SEED one of {seeds}"
             )
         chosen |= picked
     return chosen
 
 
-def train_suite(suite: Suite, cells: set[tuple[str, str]] | None = None) -> float:
+def train_suite(suite: Suite, runs: set[tuple[str, str, int]] | None = None) -> float:
     """Train every available learner on its variants and seeds into the models folder
-    (replacing what is there), or only the ``(variant, learner)`` cells given; returns the
-    wall time in seconds."""
+    (replacing what is there), or only the ``(variant, learner, seed)`` runs given; returns
+    the wall time in seconds."""
     from concentration_env.training.run import train
 
     began = time.perf_counter()
     for variant in suite.variants:
         for learner in (suite.learners[name] for name in variant.learners):
-            if cells is not None and (variant.name, learner.name) not in cells:
-                continue
-            if learner.unavailable is not None:
+            seeds = [k for k in suite.seeds if runs is None or (variant.name, learner.name, k) in runs]
+            if seeds and learner.unavailable is not None:
                 print(f"skip {learner.name} on {variant.name}: {NOT_AVAILABLE} ({learner.unavailable})")
                 continue
-            for seed in suite.seeds:
+            for seed in seeds:
                 folder = suite.model_dir(variant, learner, seed)
                 if folder.exists():
                     shutil.rmtree(folder)
@@ -181,10 +179,12 @@ def evaluate_learner(suite: Suite, variant: Variant, learner: Learner) -> dict[s
     row: dict[str, Any] = {"name": learner.name, "label": learner.label, "tier": learner.tier, "play": learner.play}
     if learner.unavailable is not None:
         return {**row, "status": NOT_AVAILABLE, "why": learner.unavailable}
-    folders = [suite.model_dir(variant, learner, seed) for seed in suite.seeds]
-    missing = [str(f) for f in folders if not (f / "training.json").is_file()]
-    if missing:
+    every = {seed: suite.model_dir(variant, learner, seed) for seed in suite.seeds}
+    trained = [seed for seed, folder in every.items() if (folder / "training.json").is_file()]
+    missing = [str(folder) for seed, folder in every.items() if seed not in trained]
+    if not trained:
         return {**row, "status": NOT_TRAINED, "missing": missing}
+    folders = [every[seed] for seed in trained]
     plays: dict[str, Any] = {}
     for play in PLAYS:
         seeds = []
@@ -207,6 +207,8 @@ def evaluate_learner(suite: Suite, variant: Variant, learner: Learner) -> dict[s
         "env_steps": [s["timesteps"] for s in summaries],
         "wall_seconds": [s["wall_seconds"] for s in summaries],
         "model": MODEL,
+        "seeds": trained,
+        "missing": missing,
         "folders": [str(f) for f in folders],
     }
 
@@ -235,7 +237,7 @@ def evaluate_suite(suite: Suite) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python scripts/benchmark.py --config configs/benchmark/suite.yaml [--train [--only VARIANT[/LEARNER]]]``."""
+    """``python scripts/benchmark.py --config configs/benchmark/suite.yaml [--train [--only VARIANT[/LEARNER[/SEED]]]]``."""
     from concentration_env.training.suite_report import write_report
 
     parser = argparse.ArgumentParser(prog="concentration-benchmark", description=__doc__.split("\n\n")[0])
@@ -245,8 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         "--only",
         action="append",
         default=[],
-        metavar="VARIANT[/LEARNER]",
-        help="with --train: retrain only these cells (repeatable); the table still shows every cell",
+        metavar="VARIANT[/LEARNER[/SEED]]",
+        help="with --train: retrain only these runs (repeatable); the table still shows every cell",
     )
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a top-level key")
     args = parser.parse_args(argv)
@@ -254,11 +256,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.only and not args.train:
             raise ValueError("--only chooses what --train retrains; give --train too")
         suite = load_suite(args.config, apply_overrides({}, args.set), train=args.train)
-        cells = select_cells(suite, args.only) if args.only else None
+        runs = select_runs(suite, args.only) if args.only else None
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    trained = train_suite(suite, cells) if args.train else None
+    trained = train_suite(suite, runs) if args.train else None
     if trained is not None:
         print(f"training the suite took {trained:.0f} s")
     text = write_report(suite, evaluate_suite(suite), trained)

@@ -17,13 +17,19 @@ def _figure(moves: float, half: float | None, optimum: float | None) -> str:
     return f"{moves:.2f}{interval}{ratio}"
 
 
-def _learner_cell(row: dict[str, Any] | None, optimum: float | None) -> str:
+def _seeds_note(row: dict[str, Any], suite: Suite) -> str:
+    """Empty when every seed of the suite is trained, else how many are."""
+    trained = len(row["seeds"])
+    return "" if trained == len(suite.seeds) else f" [{trained} of {len(suite.seeds)} seeds]"
+
+
+def _learner_cell(row: dict[str, Any] | None, optimum: float | None, suite: Suite) -> str:
     if row is None:
         return DASH
     if row["status"] != "ok":
         return row["status"]
     play = row["plays"][row["play"]]
-    return _figure(play["moves"], play["ci95"], optimum)
+    return _figure(play["moves"], play["ci95"], optimum) + _seeds_note(row, suite)
 
 
 def _main_table(suite: Suite, results: list[dict[str, Any]]) -> list[str]:
@@ -37,7 +43,7 @@ def _main_table(suite: Suite, results: list[dict[str, Any]]) -> list[str]:
         if variant["mode"] == "visible" and optimum is not None:
             cells[2] += " (perfect memory)"
         cells += [_figure(b["moves"], b["ci95"], optimum) for b in variant["baselines"]]
-        cells += [_learner_cell(variant["learners"].get(lr.name), optimum) for lr in learners]
+        cells += [_learner_cell(variant["learners"].get(lr.name), optimum, suite) for lr in learners]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -51,6 +57,7 @@ def _detail_table(suite: Suite, results: list[dict[str, Any]]) -> list[str]:
         "gamma",
         "lambda",
         "model",
+        "seeds",
         "env steps / seed",
         "wall s / seed",
         "deterministic moves (ratio)",
@@ -72,6 +79,7 @@ def _detail_table(suite: Suite, results: list[dict[str, Any]]) -> list[str]:
                 "n/a" if row["gamma"] is None else f"{row['gamma']:g}",
                 "n/a" if row["gae_lambda"] is None else f"{row['gae_lambda']:g}",
                 row["model"],
+                ", ".join(map(str, row["seeds"])) + _seeds_note(row, suite),
                 f"{sum(steps) / len(steps):.0f}",
                 f"{sum(walls) / len(walls):.0f}",
             ]
@@ -108,8 +116,9 @@ def _notes(suite: Suite, results: list[dict[str, Any]], trained: float | None) -
         "has no exact optimum in the DP: its rows show the perfect-memory optimum as the reference, "
         "which no player of visible mode can beat.",
         "",
-        f"`{DASH}`: the learner does not play this mode; `not trained`: its models are not under "
-        f"`{suite.models}/` (train with `--train`); `learner not available in this build`: its config "
+        f"`{DASH}`: the learner does not play this mode; `not trained`: none of its models are under "
+        f"`{suite.models}/` (train with `--train`); `[k of n seeds]`: only k of its seeds are trained "
+        "yet, and the figure is over those; `learner not available in this build`: its config "
         "does not load here.",
     ]
     runs = [w for v in results for row in v["learners"].values() if row["status"] == "ok" for w in row["wall_seconds"]]

@@ -117,17 +117,21 @@ def test_sampled_and_deterministic_play_are_reproducible(tiny):
                 assert (runs[0] == runs[1]).all()
 
 
-def test_only_retrains_the_cells_it_names(tmp_path, capsys):
+def test_only_retrains_the_runs_it_names(tmp_path, capsys):
     models = tmp_path / "models"
     argv = ["--config", TINY, "--set", f"output={tmp_path / 'out'}", "--set", f"models={models}"]
-    assert benchmark_main([*argv, "--train", "--only", "visible_pictures6/recurrent"]) == 0
-    assert sorted(p.relative_to(models).as_posix() for p in models.glob("*/*")) == ["visible_pictures6/recurrent"]
+    argv += ["--set", "seeds=[0, 1]"]
+    assert benchmark_main([*argv, "--train", "--only", "visible_pictures6/recurrent/1"]) == 0
+    assert [p.relative_to(models).as_posix() for p in models.glob("*/*/*")] == ["visible_pictures6/recurrent/seed1"]
     results = {v["name"]: v for v in json.loads((tmp_path / "out" / "suite.json").read_text())}
-    assert results["visible_pictures6"]["learners"]["recurrent"]["status"] == "ok"
+    recurrent = results["visible_pictures6"]["learners"]["recurrent"]
+    assert recurrent["status"] == "ok" and recurrent["seeds"] == [1] and len(recurrent["missing"]) == 1
     assert results["visible_pictures6"]["learners"]["raw_memory"]["status"] == NOT_TRAINED
+    assert "[1 of 2 seeds]" in (tmp_path / "out" / "suite.md").read_text()
     capsys.readouterr()
     for bad in (
         ["--train", "--only", "visible_pictures6/per_card"],
+        ["--train", "--only", "visible_pictures6/recurrent/7"],
         ["--train", "--only", "nowhere"],
         ["--only", "memory_rank8"],
     ):
