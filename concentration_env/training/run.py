@@ -11,7 +11,7 @@ import json
 import signal
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import yaml
@@ -84,12 +84,15 @@ def train(
     if resume and (run_dir is None or config.algo == "recurrent_ppo"):
         raise ValueError("resume needs the run folder of an SB3 run (maskable_ppo, ppo, dqn)")
     run_dir = Path(run_dir) if run_dir is not None else new_run_dir(config_name)
-    if resume and latest_model(run_dir) is None:  # checked before anything in the folder changes
+    latest = latest_model(run_dir) if resume else None
+    if resume and latest is None:  # checked before anything in the folder changes
         raise ValueError(f"--resume {str(run_dir)!r}: no saved model to resume from")
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(tier_comment(config) + yaml.safe_dump(config.to_dict(), sort_keys=False))
     rules = config.resolved_rules
     log = EvalLog(run_dir / "eval.csv", config, rules, append=resume)
+    start = 0 if latest is None else latest[1]
+    earlier = _segments_before(run_dir, start) if resume else []
     began = time.perf_counter()
     on_term = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, _interrupt)
@@ -103,10 +106,12 @@ def train(
     finally:
         signal.signal(signal.SIGTERM, on_term)
     seconds = time.perf_counter() - began
+    segments = [*earlier, {"from": start, "to": steps, "wall_seconds": round(seconds, 1)}]
     summary = {
         "timesteps": steps,
-        "wall_seconds": round(seconds, 1),
-        "steps_per_second": round(steps / seconds, 1),
+        "wall_seconds": round(sum(segment["wall_seconds"] for segment in segments), 1),
+        "steps_per_second": round((steps - start) / seconds, 1),  # of this (last) segment
+        "segments": segments,
         "interrupted": interrupted,
         "tier": config.tier,
         "config_name": config_name,
@@ -117,6 +122,18 @@ def train(
 
     learning_curve(run_dir, config)
     return run_dir
+
+
+def _segments_before(run_dir: Path, start: int) -> list[dict[str, Any]]:
+    """The training segments behind a run resumed at ``start`` steps, from its ``training.json``
+    (a run from before segments were kept counts as one); a stretch whose process died before
+    writing it is missing, so ``wall_seconds`` never counts time it cannot vouch for."""
+    path = run_dir / "training.json"
+    if not path.is_file():
+        return []
+    old = json.loads(path.read_text())
+    segments = old.get("segments") or [{"from": 0, "to": old["timesteps"], "wall_seconds": old["wall_seconds"]}]
+    return [segment for segment in segments if segment["to"] <= start]
 
 
 def latest_model(run_dir: Path) -> tuple[Path, int] | None:

@@ -126,13 +126,21 @@ def test_resume_carries_on_from_the_latest_model_and_pool(league_run):
     path, steps = latest_model(run_dir)
     assert steps == 256 and path.name == "final_model.zip"
     rows = len((run_dir / "eval.csv").read_text().splitlines())
+    first = json.loads((run_dir / "training.json").read_text())
+    assert first["segments"] == [{"from": 0, "to": 256, "wall_seconds": first["wall_seconds"]}]
     assert train_main(["--resume", str(run_dir), "--set", "total_timesteps=300", "--no-progress"]) == 0
     pool = json.loads((run_dir / "league" / "pool.json").read_text())
     assert pool["snapshots"] == ["snapshot_200.zip", "snapshot_300.zip"]  # pool_size 2: the oldest left
     # Members are named relative to the run folder, so a moved folder resumes with its estimates.
     assert set(pool["shares"]) == {"greedy", "optimal", "snapshot_200.zip", "snapshot_300.zip"}
     assert [entry["timesteps"] for entry in pool["history"]][-1] == 300
-    assert json.loads((run_dir / "training.json").read_text())["timesteps"] >= 300
+    summary = json.loads((run_dir / "training.json").read_text())
+    assert summary["timesteps"] >= 300
+    # The time of both segments is counted; the speed is the resumed segment's own.
+    assert [(s["from"], s["to"]) for s in summary["segments"]] == [(0, 256), (256, summary["timesteps"])]
+    assert summary["wall_seconds"] == pytest.approx(sum(s["wall_seconds"] for s in summary["segments"]), abs=0.11)
+    last = summary["segments"][-1]
+    assert summary["steps_per_second"] == pytest.approx((last["to"] - 256) / last["wall_seconds"], rel=0.2)
     assert len((run_dir / "eval.csv").read_text().splitlines()) > rows
 
 
