@@ -52,6 +52,7 @@ class Row:
     rules: str
     agent: str
     values: dict[str, Any]
+    tier: str = "baseline"  # a model's tier (raw or engineered), or "baseline"
 
 
 def _fail(source: str, key: str, why: str) -> NoReturn:
@@ -157,6 +158,12 @@ def _policies(entry: dict, rules, key: str):
     return models, [make_policy(name, rules) for name in entry.get(key, [])]
 
 
+def _tier(policy: Any) -> str:
+    """A model's tier from its training config; a baseline policy is a baseline."""
+    config = getattr(policy, "config", None)
+    return "baseline" if config is None else config.tier
+
+
 def solitaire_rows(entry: dict, games: int, seed: int) -> list[Row]:
     """Every model and baseline of one solitaire entry on the same deals."""
     from baselines.evaluate import exact_value
@@ -168,7 +175,7 @@ def solitaire_rows(entry: dict, games: int, seed: int) -> list[Row]:
     for policy in models + baselines:
         values = solitaire_stats(rules, policy, games, seed)
         values.update(optimum=optimum, gap_pct=None if optimum is None else 100.0 * (values["moves"] / optimum - 1.0))
-        rows.append(Row("solitaire", _rules_label(rules), policy.name, values))
+        rows.append(Row("solitaire", _rules_label(rules), policy.name, values, _tier(policy)))
     return rows
 
 
@@ -177,7 +184,7 @@ def duel_rows(entry: dict, games: int, seed: int) -> list[Row]:
     rules = rules_from_config(entry.get("rules", {"num_players": 2}))
     models, opponents = _policies(entry, rules, "opponents")
     return [
-        Row("duel", _rules_label(rules), model.name, duel_stats(rules, model, opponent, games, seed))
+        Row("duel", _rules_label(rules), model.name, duel_stats(rules, model, opponent, games, seed), _tier(model))
         for model in models
         for opponent in opponents
     ]
@@ -193,29 +200,30 @@ def markdown(rows: list[Row], games: int, seed: int) -> str:
     solo = [r for r in rows if r.section == "solitaire"]
     if solo:
         lines += [
-            "| game | agent | moves (95% CI) | unsuccessful pairs (95% CI) | exact optimum | vs optimum "
+            "| game | agent | tier | moves (95% CI) | unsuccessful pairs (95% CI) | exact optimum | vs optimum "
             "| deals cleared |",
-            "|---|---|---|---|---|---|---|",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for r in solo:
             v = r.values
             optimum = "n/a" if v["optimum"] is None else f"{v['optimum']:.2f}"
             gap = "n/a" if v["gap_pct"] is None else f"{v['gap_pct']:+.1f}%"
             lines.append(
-                f"| {r.rules} | {r.agent} | {v['moves']:.2f} ± {v['moves_ci95']:.2f} | "
+                f"| {r.rules} | {r.agent} | {r.tier} | {v['moves']:.2f} ± {v['moves_ci95']:.2f} | "
                 f"{v['misses']:.2f} ± {v['misses_ci95']:.2f} | {optimum} | {gap} | {v['cleared']:.1%} |"
             )
         lines.append("")
     duel = [r for r in rows if r.section == "duel"]
     if duel:
         lines += [
-            "| game | agent | opponent | win rate, both seats (ties ½) | seat 1 | seat 2 | pair margin (95% CI) |",
-            "|---|---|---|---|---|---|---|",
+            "| game | agent | tier | opponent | win rate, both seats (ties ½) | seat 1 | seat 2 "
+            "| pair margin (95% CI) |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for r in duel:
             v = r.values
             lines.append(
-                f"| {r.rules} | {r.agent} | {v['opponent']} | {v['win']:.3f} ± {v['win_ci95']:.3f} | "
+                f"| {r.rules} | {r.agent} | {r.tier} | {v['opponent']} | {v['win']:.3f} ± {v['win_ci95']:.3f} | "
                 f"{v['win_first']:.3f} | {v['win_second']:.3f} | {v['margin']:+.2f} ± {v['margin_ci95']:.2f} |"
             )
         lines.append("")

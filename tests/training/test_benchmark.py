@@ -36,8 +36,9 @@ def test_benchmark_writes_table_json_and_chart(tiny_run, tmp_path, capsys):
     )
     assert main(["--config", str(path)]) == 0
     table = (output / "benchmark.md").read_text()
-    for agent in ("run", "random", "greedy", "optimal"):
-        assert f"| {agent} |" in table
+    assert "| run | engineered |" in table  # solitaire_ppo's per-card features
+    for agent in ("random", "greedy", "optimal"):
+        assert f"| {agent} | baseline |" in table
     assert "14.84" in table  # the exact optimum of the 20-card any-suit game, from the DP
     assert (output / "solitaire.png").stat().st_size > 0
     assert (output / "benchmark.json").is_file()
