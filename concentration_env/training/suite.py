@@ -66,11 +66,16 @@ def is_suite_config(argv: list[str]) -> bool:
 
 
 # -- training ---------------------------------------------------------------------------------
+def _flow_yaml(value: Any) -> str:
+    """``value`` as one line of YAML (a preset name stays bare: no document-end marker)."""
+    return value if isinstance(value, str) else yaml.safe_dump(value, default_flow_style=True).strip()
+
+
 def train_command(suite: Suite, variant: Variant, learner: Learner, seed: int) -> str:
     """The ``scripts/train.py`` command that trains one run of the suite on its own."""
     config = suite.train_config(variant, learner, seed)
     sets = list(learner.overrides) + [
-        f"rules={yaml.safe_dump(variant.rules_entry, default_flow_style=True).strip()}",
+        f"rules={_flow_yaml(variant.rules_entry)}",
         f"observation_mode={config.observation_mode}",
         f"total_timesteps={config.total_timesteps}",
         f"seed={seed}",

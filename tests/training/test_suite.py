@@ -102,6 +102,19 @@ def test_readme_command_trains_the_same_config(tmp_path):
             assert load_config(words[words.index("--config") + 1], sets) == suite.train_config(variant, learner, 0)
 
 
+def test_readme_command_names_a_preset_variant_in_one_word(tmp_path):
+    path = tmp_path / "suite.yaml"
+    path.write_text(GOOD.replace("{{rules: {{ranks: 2}}, ", "{{rules: toddler, ").format(output=tmp_path))
+    suite = load_suite(path)
+    command = train_command(suite, suite.variants[0], suite.learners["mlp"], 0)
+    assert "\n" not in command and " rules=toddler " in command
+    words = shlex.split(command)
+    sets = words[words.index("--set") + 1 : words.index("--run-dir")]
+    assert load_config(words[words.index("--config") + 1], sets) == suite.train_config(
+        suite.variants[0], suite.learners["mlp"], 0
+    )
+
+
 def test_sampled_and_deterministic_play_are_reproducible(tiny):
     root, _ = tiny
     suite = load_suite(TINY)
