@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from concentration_env.game.overrides import apply_overrides
@@ -43,6 +44,7 @@ MODEL = "final"  # the suite evaluates each run's final model; no checkpoint is 
 # Two-sided 95% Student t quantiles by degrees of freedom (no scipy in the train extra).
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
 Z95 = 1.960
+PAIRED = ("optimal", "greedy")  # every learner's moves minus theirs on the same deals
 
 
 def t_interval(values: list[float]) -> tuple[float, float | None]:
@@ -175,8 +177,40 @@ def evaluate_baselines(suite: Suite, variant: Variant) -> list[dict[str, Any]]:
     return rows
 
 
-def evaluate_learner(suite: Suite, variant: Variant, learner: Learner) -> dict[str, Any]:
-    """One learner's seeds on the evaluation deals, played both ways, or its status."""
+def reference_turns(suite: Suite, variant: Variant) -> dict[str, np.ndarray]:
+    """Per-deal moves of the perfect-memory players every learner is paired against on the
+    evaluation deals (optimal only where the DP solves the rules)."""
+    from baselines import make_policy
+    from baselines.evaluate import play
+    from baselines.optimal import check_solvable
+
+    names = list(PAIRED)
+    try:
+        check_solvable(variant.rules, variant.rules.num_players)
+    except ValueError:
+        names.remove("optimal")
+    games, seed = suite.eval_games, suite.eval_seed
+    return {name: play(variant.rules, [make_policy(name, variant.rules)], games, seed).turns for name in names}
+
+
+def _paired(differences: list[np.ndarray]) -> dict[str, float | None]:
+    """Mean over seeds of each seed's mean paired difference, with a t-interval over the seed
+    means; for one seed, a normal interval over its deals."""
+    from baselines.evaluate import estimate
+
+    if len(differences) == 1:
+        one = estimate(differences[0])
+        return {"mean": one.mean, "ci95": one.ci95}
+    mean, half = t_interval([float(d.mean()) for d in differences])
+    return {"mean": mean, "ci95": half}
+
+
+def evaluate_learner(
+    suite: Suite, variant: Variant, learner: Learner, references: dict[str, np.ndarray] | None = None
+) -> dict[str, Any]:
+    """One learner's seeds on the evaluation deals, played both ways, or its status; with
+    ``references`` (per-deal moves, :func:`reference_turns`) the paired differences too."""
+    from baselines.evaluate import play as play_games
     from concentration_env.training.config import config_from_mapping
     from concentration_env.training.model_policy import ModelPolicy
     from concentration_env.training.run_folder import read_run_config
@@ -195,10 +229,12 @@ def evaluate_learner(suite: Suite, variant: Variant, learner: Learner) -> dict[s
         seeds = []
         for folder in folders:
             policy = ModelPolicy(folder, variant.rules, deterministic=play == "deterministic")
-            seeds.append(solitaire_stats(variant.rules, policy, suite.eval_games, suite.eval_seed))
-        mean, half = t_interval([s["moves"] for s in seeds])
-        capped = sum(s["capped"] for s in seeds) / (len(seeds) * suite.eval_games)
-        plays[play] = {"moves": mean, "ci95": half, "seed_moves": [s["moves"] for s in seeds], "capped_share": capped}
+            seeds.append(play_games(variant.rules, [policy], suite.eval_games, suite.eval_seed))
+        moves = [float(s.turns.mean()) for s in seeds]
+        mean, half = t_interval(moves)
+        capped = sum(int(s.capped.sum()) for s in seeds) / (len(seeds) * suite.eval_games)
+        paired = {name: _paired([s.turns - turns for s in seeds]) for name, turns in (references or {}).items()}
+        plays[play] = {"moves": mean, "ci95": half, "seed_moves": moves, "capped_share": capped, "paired": paired}
     config = config_from_mapping(read_run_config(folders[0]), source=str(folders[0] / "config.yaml"))
     summaries = [json.loads((f / "training.json").read_text()) for f in folders]
     gamma, lam = discount(config)
@@ -228,6 +264,7 @@ def evaluate_suite(suite: Suite) -> list[dict[str, Any]]:
     torch.set_num_threads(TORCH_THREADS)
     results = []
     for variant in suite.variants:
+        references = reference_turns(suite, variant)
         results.append(
             {
                 "name": variant.name,
@@ -235,7 +272,10 @@ def evaluate_suite(suite: Suite) -> list[dict[str, Any]]:
                 "mode": variant.mode,
                 "optimum": exact_value(variant.rules, ["optimal"]),
                 "baselines": evaluate_baselines(suite, variant),
-                "learners": {name: evaluate_learner(suite, variant, suite.learners[name]) for name in variant.learners},
+                "learners": {
+                    name: evaluate_learner(suite, variant, suite.learners[name], references)
+                    for name in variant.learners
+                },
             }
         )
     return results

@@ -23,6 +23,13 @@ def _seeds_note(row: dict[str, Any], suite: Suite) -> str:
     return "" if trained == len(suite.seeds) else f" [{trained} of {len(suite.seeds)} seeds]"
 
 
+def _difference(paired: dict[str, Any] | None) -> str:
+    if paired is None:
+        return "n/a"
+    interval = "" if paired["ci95"] is None else f" ± {paired['ci95']:.2f}"
+    return f"{paired['mean']:+.2f}{interval}"
+
+
 def _learner_cell(row: dict[str, Any] | None, optimum: float | None, suite: Suite) -> str:
     if row is None:
         return DASH
@@ -64,6 +71,8 @@ def _detail_table(suite: Suite, results: list[dict[str, Any]]) -> list[str]:
         "capped",
         "sampled moves (ratio)",
         "capped",
+        "paired vs optimal",
+        "paired vs greedy",
     ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for variant in results:
@@ -86,6 +95,8 @@ def _detail_table(suite: Suite, results: list[dict[str, Any]]) -> list[str]:
             for play in ("deterministic", "sampled"):
                 figures = row["plays"][play]
                 cells += [_figure(figures["moves"], figures["ci95"], optimum), f"{figures['capped_share']:.1%}"]
+            paired = row["plays"][row["play"]]["paired"]
+            cells += [_difference(paired.get(name)) for name in ("optimal", "greedy")]
             lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -104,7 +115,10 @@ def _notes(suite: Suite, results: list[dict[str, Any]], trained: float | None) -
         "to the optimum. Learners: the mean over seeds of each seed's mean, with a t-interval over the seed "
         "means (none for one seed), played as the learner's `play` says (the second table has both ways); "
         "baselines: one run with a normal interval over the deals. Games still running at the harness's "
-        "turn cap count with the turns they took (`capped`: their share).",
+        "turn cap count with the turns they took (`capped`: their share). `paired vs optimal` and "
+        "`paired vs greedy`: the learner's moves (played as its `play` says) minus those of the "
+        "perfect-memory optimal or greedy player on the same deals, the mean over seeds with a "
+        "t-interval over the seeds' means (one seed: a normal interval over its deals).",
         "",
         "Tiers: *raw* networks see the env's observation only; *engineered* ones get hand-made per-card "
         "features or a built-in card memory. Baselines see every card ever shown (perfect memory); "

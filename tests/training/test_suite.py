@@ -43,6 +43,12 @@ def test_tiny_suite_writes_table_json_and_curves(tiny):
         "raw_memory": "ok",
         "recurrent": "ok",
     }
+    # Paired differences are against players on the very same deals: the learner's mean minus theirs.
+    per_card = memory["learners"]["per_card"]["plays"]["deterministic"]
+    greedy = next(b for b in memory["baselines"] if b["label"] == "greedy")
+    assert per_card["paired"]["greedy"]["mean"] == pytest.approx(per_card["moves"] - greedy["moves"])
+    assert per_card["paired"]["optimal"]["ci95"] is not None
+    assert "| paired vs optimal | paired vs greedy |" in table
     recurrent = visible["learners"]["recurrent"]
     assert recurrent["gamma"] == 0.9 and recurrent["model"] == "final" and recurrent["env_steps"][0] >= 256
     for play_mode in ("deterministic", "sampled"):
