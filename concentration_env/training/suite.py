@@ -128,10 +128,19 @@ def train_suite(suite: Suite, runs: set[tuple[str, str, int]] | None = None) -> 
                 train(config, f"{variant.name}-{learner.name}", folder, progress_bar=False)
                 for bulky in ("tb", "checkpoints"):  # logs and intermediate saves stay out of the repo
                     shutil.rmtree(folder / bulky, ignore_errors=True)
+                summary = json.loads((folder / "training.json").read_text())
+                if summary["interrupted"]:  # Ctrl-C or SIGTERM stops the suite, not only this run
+                    print(f"interrupted: {folder} holds a partial run; the suite stops here", flush=True)
+                    return time.perf_counter() - began
                 _write_readme(suite, variant, learner, seed, folder)
-                spent = json.loads((folder / "training.json").read_text())["wall_seconds"]
-                print(f"trained {learner.name} on {variant.name}, seed {seed}: {spent} s", flush=True)
+                print(f"trained {learner.name} on {variant.name}, seed {seed}: {summary['wall_seconds']} s", flush=True)
     return time.perf_counter() - began
+
+
+def _completed(folder: Path) -> bool:
+    """Whether a run folder holds a run that trained its whole budget (not an interrupted one)."""
+    summary = folder / "training.json"
+    return summary.is_file() and not json.loads(summary.read_text())["interrupted"]
 
 
 def _write_readme(suite: Suite, variant: Variant, learner: Learner, seed: int, folder: Path) -> None:
@@ -219,7 +228,7 @@ def evaluate_learner(
     if learner.unavailable is not None:
         return {**row, "status": NOT_AVAILABLE, "why": learner.unavailable}
     every = {seed: suite.model_dir(variant, learner, seed) for seed in suite.seeds}
-    trained = [seed for seed, folder in every.items() if (folder / "training.json").is_file()]
+    trained = [seed for seed, folder in every.items() if _completed(folder)]
     missing = [str(folder) for seed, folder in every.items() if seed not in trained]
     if not trained:
         return {**row, "status": NOT_TRAINED, "missing": missing}

@@ -159,6 +159,27 @@ def test_only_retrains_the_runs_it_names(tmp_path, capsys):
         assert err.startswith("error: ") and err.count("\n") == 1 and "--only" in err
 
 
+def test_an_interrupted_run_stops_the_suite_and_counts_as_not_trained(tmp_path, monkeypatch, capsys):
+    import concentration_env.training.run as run_module
+    from concentration_env.training.suite import evaluate_learner, train_suite
+
+    calls = []
+
+    def stopped_early(config, name, folder, progress_bar=True):  # what a SIGTERM mid-run leaves
+        calls.append(folder)
+        folder.mkdir(parents=True)
+        (folder / "training.json").write_text(json.dumps({"timesteps": 8, "wall_seconds": 0.1, "interrupted": True}))
+        return folder
+
+    monkeypatch.setattr(run_module, "train", stopped_early)
+    suite = load_suite(TINY, {"models": str(tmp_path / "models"), "seeds": [0, 1]})
+    train_suite(suite)
+    assert len(calls) == 1 and "the suite stops here" in capsys.readouterr().out
+    variant = suite.variants[0]
+    learner = suite.learners[variant.learners[0]]
+    assert evaluate_learner(suite, variant, learner)["status"] == NOT_TRAINED
+
+
 def test_a_learner_can_state_its_own_budget(tmp_path):
     path = tmp_path / "suite.yaml"
     path.write_text(
