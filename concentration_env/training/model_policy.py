@@ -90,6 +90,12 @@ class ModelPolicy:
         self._model = None if recurrent else model
         self.reset()
 
+    @property
+    def stationary(self) -> bool:
+        """A deterministic model without memory flips the same way whenever it sees the same
+        observation (:func:`concentration_env.game.policy.is_stationary`)."""
+        return self.deterministic and self._actor is None
+
     # -- the protocol of baselines ----------------------------------------------------------
     def reset(self, seed: int | None = None) -> None:
         """Start a new game."""

@@ -51,6 +51,35 @@ def test_capped_games_are_counted_and_left_out_of_the_figures():
     assert "capped games" in table([result])
 
 
+class LowestLegal:
+    """Flips the lowest legal position: once two unpaired cards lead, it misses them forever."""
+
+    name = "lowest_legal"
+
+    def __init__(self, stationary):
+        self.stationary, self.flips_asked = stationary, 0
+
+    def reset_batch(self, seeds):
+        pass
+
+    def keep(self, rows):
+        pass
+
+    def act_batch(self, observations):
+        self.flips_asked += 1
+        return np.argmax(np.asarray(observations["action_mask"]) > 0, axis=1)
+
+
+def test_a_lone_stationary_player_who_repeats_a_miss_is_booked_to_the_cap_as_if_played():
+    rules = Rules(ranks=1)  # four cards: it clears the deal when the first two pair
+    players = LowestLegal(stationary=False), LowestLegal(stationary=True)
+    played, booked = (play(rules, [player], 60, seed=0, max_turns=300) for player in players)
+    assert played.capped.any() and played.cleared.any()
+    assert players[1].flips_asked < players[0].flips_asked / 10  # the repeats were booked, not played
+    for name in ("turns", "mismatches", "scores", "cleared", "stalled", "capped"):
+        assert (getattr(booked, name) == getattr(played, name)).all(), name
+
+
 def test_every_game_capped_gives_counts_and_no_figures():
     rules = Rules(ranks=5)
     result = summarise(play(rules, lineup(rules, "random"), 20, seed=0, max_turns=1))

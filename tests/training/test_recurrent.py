@@ -85,6 +85,7 @@ def test_the_committed_engineered_model_still_loads_and_plays():
     engineered one and still plays near the optimum (9.16 moves on 6 picture pairs)."""
     policy = ModelPolicy("models/visible_recurrent")
     assert isinstance(policy._actor.net, CardMemoryNet)
+    assert not ModelPolicy("models/visible_recurrent", deterministic=True).stationary  # it has a memory
     result = play(policy.rules, [policy], games=40, seed=0, max_turns=100)
     assert (result.scores.sum(axis=1) == policy.rules.num_pairs).all()
     assert result.turns.mean() < 10.5  # random play takes about 37

@@ -132,6 +132,8 @@ def test_a_saved_policy_is_deterministic_and_checks_its_rules(smoke_runs):
     first = play(rules, [ModelPolicy(run_dir / "final_model.zip")], games=3, seed=7, max_turns=MAX_TURNS)
     again = play(rules, [ModelPolicy(run_dir)], games=3, seed=7, max_turns=MAX_TURNS)
     np.testing.assert_array_equal(first.turns, again.turns)
+    # Deterministic and memoryless, it tells the harness that a repeated miss repeats forever.
+    assert ModelPolicy(run_dir).stationary and not ModelPolicy(run_dir, deterministic=False).stationary
     with pytest.raises(ValueError, match="cannot play 52 cards"):
         ModelPolicy(run_dir, rules.replace(ranks=13, matching="rank_colour"))
 
