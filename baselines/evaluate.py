@@ -19,9 +19,9 @@ Games that do not finish are told apart from those that do:
 - *capped*: still running after ``max_turns`` turns (default
   :data:`concentration_env.game.seats.TURNS_PER_CARD_CAP`
   turns per card). The summary leaves capped games out of every figure and counts them.
-  A lone stationary player who passes (a deterministic model that repeats one missed
-  pair, say) would pass the same way until the cap, so the harness books those turns and
-  misses at once instead of playing them: the result is the same, minus the wait.
+  A lone stationary player who misses the same pair twice running, seeing nothing new (a
+  deterministic model stuck on one missed pair, say), would repeat that turn until the cap,
+  so the harness books those turns and misses at once: the result is the same, minus the wait.
 """
 
 from __future__ import annotations
@@ -149,14 +149,9 @@ def play_deals(
     # repeat the turn until the cap (a chip limit would end it sooner).
     loops_to_cap = rules.num_players == 1 and stationary and rules.max_mismatches is None
     last_pair = np.full((games, 2), core.NONE, dtype=state.shown.dtype)
-    repeated = np.zeros(games, dtype=bool)
     passes = np.zeros(games, dtype=np.int64)
     seen_at_turn_start = state.seen.sum(axis=1)
     while True:
-        if loops_to_cap and repeated.any():
-            left = np.where(repeated & ~state.done, np.maximum(cap - state.turns, 0), 0)
-            state.mismatches += left.astype(state.mismatches.dtype)
-            state.turns += left.astype(state.turns.dtype)
         state.done |= (state.turns >= cap) | (passes >= stall_after)
         running = ~state.done
         if not running.any():
@@ -165,8 +160,8 @@ def play_deals(
             # Most games are over: step only the running ones (long games set the pace).
             final.assign(state, rows)
             state = core.State(**{f.name: getattr(state, f.name)[running] for f in fields(state)})
-            rows, actions, passes, seen_at_turn_start, last_pair, repeated = (
-                a[running] for a in (rows, actions, passes, seen_at_turn_start, last_pair, repeated)
+            rows, actions, passes, seen_at_turn_start, last_pair = (
+                a[running] for a in (rows, actions, passes, seen_at_turn_start, last_pair)
             )
             for policy in policies:
                 policy.keep(running)
@@ -181,9 +176,12 @@ def play_deals(
         ended_turn = outcome.turn_ended
         passed = ended_turn & outcome.missed & (seen == seen_at_turn_start)
         passes = np.where(ended_turn, np.where(passed, passes + 1, 0), passes)
-        pair = np.sort(state.shown, axis=1)
-        repeated = np.where(ended_turn, passed & (pair == last_pair).all(axis=1), repeated)
-        last_pair = np.where(ended_turn[:, None], pair, last_pair)
+        if loops_to_cap:
+            pair = np.sort(state.shown, axis=1)
+            left = np.where(passed & (pair == last_pair).all(axis=1), cap - state.turns, 0)
+            state.mismatches += left.astype(state.mismatches.dtype)
+            state.turns += left.astype(state.turns.dtype)
+            last_pair = np.where(ended_turn[:, None], pair, last_pair)
         seen_at_turn_start = np.where(ended_turn, seen, seen_at_turn_start)
     final.assign(state, rows)
     unfinished = ~core.cleared(final) & ~_chips_lost(rules, final)
