@@ -37,6 +37,9 @@ def train_recurrent(config: TrainConfig, rules: Rules, run_dir: Path, log: Any, 
     marks = {"eval": 0, "checkpoint": 0}
     episode_returns: list[float] = []
 
+    def keep(path: Path) -> None:
+        agent.save(path.with_suffix(".pt"))
+
     def on_rollout(agent: RecurrentPPO, stats: dict) -> bool:
         steps = agent.num_timesteps
         bar.update(steps - bar.n)
@@ -47,7 +50,7 @@ def train_recurrent(config: TrainConfig, rules: Rules, run_dir: Path, log: Any, 
             writer.add_scalar("rollout/ep_rew_mean", float(np.mean(episode_returns[-100:])), steps)
         if steps - marks["eval"] >= config.eval_freq:
             marks["eval"] = steps
-            row = log.evaluate(steps, ModelPolicy.of_model(agent, config, rules))
+            row = log.evaluate(steps, ModelPolicy.of_model(agent, config, rules), keep)
             writer.add_scalar("eval/moves", row["moves"], steps)
             writer.add_scalar("eval/misses", row["misses"], steps)
             bar.set_postfix(moves=f"{row['moves']:.1f}")
@@ -64,7 +67,7 @@ def train_recurrent(config: TrainConfig, rules: Rules, run_dir: Path, log: Any, 
         print(f"\ninterrupted at {agent.num_timesteps} steps: saving the model")
     bar.close()
     agent.save(run_dir / "final_model.pt")
-    log.finish(agent.num_timesteps, ModelPolicy.of_model(agent, config, rules))
+    log.finish(agent.num_timesteps, ModelPolicy.of_model(agent, config, rules), keep)
     writer.close()
     venv.close()
     return agent.num_timesteps, interrupted

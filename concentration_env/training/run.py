@@ -10,6 +10,7 @@ import csv
 import json
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,14 @@ import yaml
 from concentration_env.game.rules import Rules
 from concentration_env.training.config import TrainConfig
 from concentration_env.training.evaluation import agent_stats
-from concentration_env.training.run_folder import EVAL_COLUMNS, new_run_dir
+from concentration_env.training.run_folder import (
+    EVAL_COLUMNS,
+    SELECTED_MODEL,
+    eval_rows,
+    eval_score,
+    new_run_dir,
+    read_eval_csv,
+)
 
 if TYPE_CHECKING:
     from concentration_env.training.model_policy import ModelPolicy
@@ -30,30 +38,46 @@ EVAL_SEED_OFFSET = 10_000  # evaluation deals are seeded apart from the training
 
 class EvalLog:
     """Evaluates the agent on the same seeded deals each time and appends a row to ``eval.csv``
-    (solitaire: moves, misses, cleared; duel: win rate and margin against the first opponent)."""
+    (solitaire: moves, misses, cleared; duel: win rate and margin against the first opponent).
+
+    It also keeps the run's selected model: whenever a row is the best so far (a tie goes to
+    the later row; :func:`.run_folder.eval_score`), ``keep`` saves the model evaluated into
+    the run folder as ``selected_model`` and ``selected`` holds its env steps."""
 
     def __init__(self, path: Path, config: TrainConfig, rules: Rules, append: bool = False) -> None:
         self.path, self.config, self.rules = path, config, rules
         self.seed = config.seed + EVAL_SEED_OFFSET
         self.last: int | None = None  # timesteps of the last evaluation
-        if not (append and path.is_file()):  # a resumed run adds to the rows it has
+        self.best: float | None = None  # the score of the selected model's row
+        self.selected: int | None = None  # the env steps of the selected model
+        if append and path.is_file():  # a resumed run adds to the rows it has
+            curve = read_eval_csv(path)
+            for steps, score in zip(curve["timesteps"], map(eval_score, eval_rows(curve))):
+                if self.best is None or score <= self.best:
+                    self.best, self.selected = score, int(steps)
+        else:
             with path.open("w", newline="") as handle:
                 csv.writer(handle).writerow(EVAL_COLUMNS)
 
-    def evaluate(self, timesteps: int, policy: ModelPolicy) -> dict[str, float]:
-        """Evaluate ``policy`` (a ``ModelPolicy`` of the model in training) and log the row."""
+    def evaluate(self, timesteps: int, policy: ModelPolicy, keep: Callable[[Path], None]) -> dict[str, float]:
+        """Evaluate ``policy`` (a ``ModelPolicy`` of the model in training), log the row, and
+        ``keep(path)`` the model (its save, to ``path`` without suffix) when the row is the best so far."""
         stats = agent_stats(self.config, self.rules, policy, self.config.eval_episodes, self.seed)
         row = {column: stats.get(column, float("nan")) for column in EVAL_COLUMNS}
         row["timesteps"] = timesteps
         with self.path.open("a", newline="") as handle:
             csv.writer(handle).writerow([row[c] for c in EVAL_COLUMNS])
         self.last = timesteps
+        score = eval_score(row)
+        if self.best is None or score <= self.best:
+            keep(self.path.parent / SELECTED_MODEL)
+            self.best, self.selected = score, timesteps
         return row
 
-    def finish(self, timesteps: int, policy: ModelPolicy) -> None:
+    def finish(self, timesteps: int, policy: ModelPolicy, keep: Callable[[Path], None]) -> None:
         """Evaluate the final model unless the last row already did."""
         if self.last != timesteps:
-            self.evaluate(timesteps, policy)
+            self.evaluate(timesteps, policy, keep)
 
 
 def tier_comment(config: TrainConfig) -> str:
@@ -113,6 +137,7 @@ def train(
         "steps_per_second": round((steps - start) / seconds, 1),  # of this (last) segment
         "segments": segments,
         "interrupted": interrupted,
+        "selected_timesteps": log.selected,
         "tier": config.tier,
         "config_name": config_name,
         "engineered_by": list(config.engineered_by),
@@ -168,6 +193,9 @@ def _train_sb3(
         print(f"resuming from {latest[0]} at {model.num_timesteps} steps")
     per_call = max(1, config.num_envs)
 
+    def keep(path: Path) -> None:
+        model.save(str(path.with_suffix(".zip")))
+
     class Evaluate(BaseCallback):
         """Every ``eval_freq`` env steps, evaluate the model (masked for masked learners).
 
@@ -177,7 +205,7 @@ def _train_sb3(
 
         def _on_rollout_start(self) -> None:
             if self.num_timesteps >= (log.last or 0) + config.eval_freq:
-                row = log.evaluate(self.num_timesteps, ModelPolicy.of_model(self.model, config, rules))
+                row = log.evaluate(self.num_timesteps, ModelPolicy.of_model(self.model, config, rules), keep)
                 for key in ("moves", "misses", "win", "margin"):
                     if np.isfinite(row[key]):
                         self.logger.record(f"eval/{key}", row[key])
@@ -211,6 +239,6 @@ def _train_sb3(
         interrupted = True
         print(f"\ninterrupted at {model.num_timesteps} steps: saving the model")
     model.save(str(run_dir / "final_model.zip"))
-    log.finish(int(model.num_timesteps), ModelPolicy.of_model(model, config, rules))
+    log.finish(int(model.num_timesteps), ModelPolicy.of_model(model, config, rules), keep)
     venv.close()
     return int(model.num_timesteps), interrupted

@@ -5,11 +5,15 @@ A run folder (default ``runs/<config>-<timestamp>/``) holds:
 - ``config.yaml``: the resolved config (after ``--set`` overrides);
 - ``tb/``: TensorBoard logs; ``checkpoints/``: periodic saves;
 - ``final_model.zip`` (SB3) or ``final_model.pt`` (recurrent PPO);
+- ``selected_model.zip`` / ``.pt``: the model at the best row of ``eval.csv`` (fewest moves
+  in solitaire, highest win rate against an opponent; a tie goes to the later row), which may
+  be the final one (:func:`selected_model`);
 - ``eval.csv``: deterministic evaluations over training (masked for masked learners),
   columns :data:`EVAL_COLUMNS`;
 - ``learning_curve.png``: the evaluations with the baselines' levels as horizontal lines;
-- ``training.json``: steps, wall time, steps/s, whether the run was interrupted, and its
-  tier (``raw`` or ``engineered``, :attr:`TrainConfig.tier`), also the first line of ``config.yaml``.
+- ``training.json``: steps, wall time, steps/s, whether the run was interrupted, the env
+  steps of the selected model, and its tier (``raw`` or ``engineered``,
+  :attr:`TrainConfig.tier`), also the first line of ``config.yaml``.
 
 A model folder under ``models/`` has the same files (the model as ``model.zip`` or
 ``model.pt``). Training (:mod:`.run`) writes these files; the policy of a saved model
@@ -19,6 +23,8 @@ A model folder under ``models/`` has the same files (the model as ``model.zip`` 
 from __future__ import annotations
 
 import csv
+import json
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,6 +33,13 @@ import numpy as np
 import yaml
 
 EVAL_COLUMNS = ("timesteps", "games", "moves", "moves_ci95", "misses", "cleared", "win", "win_ci95", "margin")
+SELECTED_MODEL = "selected_model"  # + the learner's suffix: .zip (SB3) or .pt (recurrent PPO)
+
+
+def eval_score(row: Mapping[str, float]) -> float:
+    """How good one ``eval.csv`` row is, lower better: moves in solitaire, minus the win rate
+    against an opponent (whose rows have no moves)."""
+    return float(row["moves"]) if np.isfinite(row["moves"]) else -float(row["win"])
 
 
 def new_run_dir(config_name: str, root: str | Path = "runs") -> Path:
@@ -48,12 +61,35 @@ def read_eval_csv(path: Path) -> dict[str, np.ndarray]:
     return {c: np.array([float(r[c]) for r in rows]) for c in EVAL_COLUMNS}
 
 
+def eval_rows(curve: Mapping[str, np.ndarray]) -> list[dict[str, float]]:
+    """The rows of :func:`read_eval_csv`'s columns, one mapping per evaluation."""
+    return [dict(zip(EVAL_COLUMNS, map(float, values))) for values in zip(*(curve[c] for c in EVAL_COLUMNS))]
+
+
 def final_model_path(run_dir: str | Path) -> Path:
     """The saved model of a run (or model) folder."""
     for name in ("final_model.zip", "final_model.pt", "model.zip", "model.pt"):
         if (Path(run_dir) / name).is_file():
             return Path(run_dir) / name
     raise FileNotFoundError(f"{run_dir}: no saved model (final_model.zip / final_model.pt / model.zip / model.pt)")
+
+
+def selected_model(run_dir: str | Path) -> tuple[Path, int] | None:
+    """The selected model of a run folder and its env steps: the saved ``selected_model``, or
+    the final model when the last row of ``eval.csv`` is its best (a run trained before
+    selected models were saved); None when neither holds (the selection was not kept)."""
+    folder = Path(run_dir)
+    summary = json.loads((folder / "training.json").read_text())
+    if "selected_timesteps" in summary:
+        for suffix in (".zip", ".pt"):
+            if (folder / (SELECTED_MODEL + suffix)).is_file():
+                return folder / (SELECTED_MODEL + suffix), int(summary["selected_timesteps"])
+    rows = eval_rows(read_eval_csv(folder / "eval.csv"))
+    scores = [eval_score(row) for row in rows]
+    last = len(rows) - 1
+    if rows and scores[last] <= min(scores) and int(rows[last]["timesteps"]) == int(summary["timesteps"]):
+        return final_model_path(folder), int(summary["timesteps"])
+    return None
 
 
 def read_run_config(folder: str | Path) -> dict[str, Any]:

@@ -12,7 +12,9 @@ Evaluation deals are seeded ``eval_seed + g`` for ``g < eval_games``, the same d
 model and baseline; :func:`.suite_config.load_suite` checks that they lie above every deal the
 training runs evaluate on (``seed + 10_000 + g``). Each model plays them deterministically
 and sampled (games still running at the harness's turn cap count with the turns they took,
-and their share is reported); a learner's figure is the mean over its seeds' means with a 95%
+and their share is reported), and its run's selected model (the best of its evaluations during
+training, on the training run's own deals; :func:`.run_folder.selected_model`) plays them as
+those evaluations did (SB3 models deterministically, recurrent ones sampled); a learner's figure is the mean over its seeds' means with a 95%
 t-interval over those means. The config format is in :mod:`.suite_config`, the tables and
 plots in :mod:`.suite_report`.
 """
@@ -40,7 +42,7 @@ from concentration_env.training.suite_config import PLAYS, Learner, Suite, Varia
 
 NOT_TRAINED = "not trained"
 NOT_AVAILABLE = "learner not available in this build"
-MODEL = "final"  # the suite evaluates each run's final model; no checkpoint is selected
+MODEL = "final"  # the main figures are each run's final model; the selected one is reported beside them
 # Two-sided 95% Student t quantiles by degrees of freedom (no scipy in the train extra).
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
 Z95 = 1.960
@@ -147,7 +149,9 @@ def _write_readme(suite: Suite, variant: Variant, learner: Learner, seed: int, f
     summary = json.loads((folder / "training.json").read_text())
     (folder / "README.md").write_text(
         f"# {learner.label} ({learner.tier}) on {variant.label}, seed {seed}\n\n"
-        f"One run of the learner suite `{suite.source}`; its model is the {MODEL} model of the run.\n\n"
+        f"One run of the learner suite `{suite.source}`; the suite's main figures are the {MODEL} model of "
+        f"the run, and it also reports the selected model (`selected_model`, the best row of `eval.csv`: "
+        f"{summary.get('selected_timesteps')} env steps).\n\n"
         f"The whole suite: `python scripts/benchmark.py --config {suite.source} --train`\n\n"
         f"This run alone:\n\n    {train_command(suite, variant, learner, seed)}\n\n"
         f"Config: `config.yaml` (the resolved training config). Training took {summary['timesteps']} env steps "
@@ -222,7 +226,7 @@ def evaluate_learner(
     from baselines.evaluate import play as play_games
     from concentration_env.training.config import config_from_mapping
     from concentration_env.training.model_policy import ModelPolicy
-    from concentration_env.training.run_folder import read_run_config
+    from concentration_env.training.run_folder import read_run_config, selected_model
 
     row: dict[str, Any] = {"name": learner.name, "label": learner.label, "tier": learner.tier, "play": learner.play}
     if learner.unavailable is not None:
@@ -233,17 +237,26 @@ def evaluate_learner(
     if not trained:
         return {**row, "status": NOT_TRAINED, "missing": missing}
     folders = [every[seed] for seed in trained]
-    plays: dict[str, Any] = {}
-    for play in PLAYS:
-        seeds = []
-        for folder in folders:
-            policy = ModelPolicy(folder, variant.rules, deterministic=play == "deterministic")
-            seeds.append(play_games(variant.rules, [policy], suite.eval_games, suite.eval_seed))
+
+    def figures(policies: list[ModelPolicy]) -> dict[str, Any]:
+        seeds = [play_games(variant.rules, [policy], suite.eval_games, suite.eval_seed) for policy in policies]
         moves = [float(s.turns.mean()) for s in seeds]
         mean, half = t_interval(moves)
         capped = sum(int(s.capped.sum()) for s in seeds) / (len(seeds) * suite.eval_games)
         paired = {name: _paired([s.turns - turns for s in seeds]) for name, turns in (references or {}).items()}
-        plays[play] = {"moves": mean, "ci95": half, "seed_moves": moves, "capped_share": capped, "paired": paired}
+        return {"moves": mean, "ci95": half, "seed_moves": moves, "capped_share": capped, "paired": paired}
+
+    plays = {
+        play: figures([ModelPolicy(f, variant.rules, deterministic=play == "deterministic") for f in folders])
+        for play in PLAYS
+    }
+    selections = {seed: selected_model(every[seed]) for seed in trained}
+    unkept = [seed for seed, found in selections.items() if found is None]
+    selected: dict[str, Any] = {"missing": unkept}
+    if not unkept:  # played as training evaluated it, the way ModelPolicy plays by default
+        chosen = [found for found in selections.values() if found is not None]
+        selected.update(figures([ModelPolicy(path, variant.rules) for path, _ in chosen]))
+        selected["steps"] = [steps for _, steps in chosen]
     config = config_from_mapping(read_run_config(folders[0]), source=str(folders[0] / "config.yaml"))
     summaries = [json.loads((f / "training.json").read_text()) for f in folders]
     gamma, lam = discount(config)
@@ -257,6 +270,7 @@ def evaluate_learner(
         "env_steps": [s["timesteps"] for s in summaries],
         "wall_seconds": [s["wall_seconds"] for s in summaries],
         "model": MODEL,
+        "selected": selected,
         "seeds": trained,
         "missing": missing,
         "folders": [str(f) for f in folders],

@@ -71,6 +71,9 @@ def _detail_table(suite: Suite, results: list[dict[str, Any]]) -> list[str]:
         "capped",
         "sampled moves (ratio)",
         "capped",
+        "selected model: moves (ratio)",
+        "capped",
+        "selected at env steps",
         "paired vs optimal",
         "paired vs greedy",
     ]
@@ -95,10 +98,20 @@ def _detail_table(suite: Suite, results: list[dict[str, Any]]) -> list[str]:
             for play in ("deterministic", "sampled"):
                 figures = row["plays"][play]
                 cells += [_figure(figures["moves"], figures["ci95"], optimum), f"{figures['capped_share']:.1%}"]
+            cells += _selected_cells(row["selected"], optimum)
             paired = row["plays"][row["play"]]["paired"]
             cells += [_difference(paired.get(name)) for name in ("optimal", "greedy")]
             lines.append("| " + " | ".join(cells) + " |")
     return lines
+
+
+def _selected_cells(selected: dict[str, Any], optimum: float | None) -> list[str]:
+    """The selected models' figures, or why they are missing (a run trained before the selected
+    model was saved, whose final model is not its best evaluation)."""
+    if selected["missing"]:
+        return [f"not kept (seed {', '.join(map(str, selected['missing']))})", "", ""]
+    figure = _figure(selected["moves"], selected["ci95"], optimum)
+    return [figure, f"{selected['capped_share']:.1%}", ", ".join(f"{steps:,}" for steps in selected["steps"])]
 
 
 def _notes(suite: Suite, results: list[dict[str, Any]], trained: float | None) -> list[str]:
@@ -121,6 +134,13 @@ def _notes(suite: Suite, results: list[dict[str, Any]], trained: float | None) -
         "t-interval over the seeds' means (one seed: a normal interval over its deals). Every seed "
         "plays the same deals, so an interval over seeds shows how far the seeds differ, not the spread "
         "from deal to deal (about the baselines' intervals): seeds that play alike get a near-zero one.",
+        "",
+        "Model: the main figures are each run's final model. `selected model`: the model at the best of the "
+        "run's evaluations during training (fewest moves on its config's `eval_episodes` deals, seeded seed + 10,000 + g, a "
+        "tie going to the later one), played as those evaluations play (SB3 models deterministically, the "
+        "recurrent one sampled), so it is chosen on deals disjoint from the ones shown here; `selected at`: "
+        "its env steps per seed (the final step when the final model is the best). `not kept`: a run "
+        "trained before runs saved their selected model, whose best evaluation is not its final one.",
         "",
         "Tiers: *raw* networks see the env's observation only; *engineered* ones get hand-made per-card "
         "features or a built-in card memory. Baselines see every card ever shown (perfect memory); "

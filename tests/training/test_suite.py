@@ -49,6 +49,11 @@ def test_tiny_suite_writes_table_json_and_curves(tiny):
     assert per_card["paired"]["greedy"]["mean"] == pytest.approx(per_card["moves"] - greedy["moves"])
     assert per_card["paired"]["optimal"]["ci95"] is not None
     assert "| paired vs optimal | paired vs greedy |" in table
+    assert "| selected model: moves (ratio) | capped | selected at env steps |" in table
+    for row in (*memory["learners"].values(), *visible["learners"].values()):
+        selected = row["selected"]
+        assert not selected["missing"] and len(selected["steps"]) == len(row["seeds"])
+        assert all(0 < steps <= total for steps, total in zip(selected["steps"], row["env_steps"]))
     recurrent = visible["learners"]["recurrent"]
     assert recurrent["gamma"] == 0.9 and recurrent["model"] == "final" and recurrent["env_steps"][0] >= 256
     for play_mode in ("deterministic", "sampled"):

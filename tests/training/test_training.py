@@ -12,7 +12,9 @@ pytest.importorskip("sb3_contrib")
 from baselines import make_policy
 from baselines.evaluate import play
 from concentration_env.training import ModelPolicy, load_config, train
-from concentration_env.training.run_folder import read_eval_csv
+from concentration_env.training.evaluation import training_cap
+from concentration_env.training.run import EVAL_SEED_OFFSET
+from concentration_env.training.run_folder import eval_rows, eval_score, read_eval_csv, selected_model
 
 CONFIGS = Path("configs/train")
 MAX_TURNS = 60
@@ -115,6 +117,12 @@ def test_smoke_train_load_and_evaluate(name, smoke_runs):
     assert len(evals["timesteps"]) >= 1 and np.all(evals["games"] >= 2)
     summary = json.loads((run_dir / "training.json").read_text())
     assert summary["timesteps"] >= 512 and not summary["interrupted"]
+    # The selected model is the best evaluation, a tie going to the later one.
+    scores = [eval_score(row) for row in eval_rows(evals)]
+    best = max(i for i, score in enumerate(scores) if score == min(scores))
+    selected = selected_model(run_dir)
+    assert selected is not None and selected[1] == summary["selected_timesteps"] == evals["timesteps"][best]
+    assert selected[0].stem == "selected_model"
 
     rules = config.resolved_rules
     policy = ModelPolicy(run_dir, rules)
@@ -136,6 +144,46 @@ def test_a_saved_policy_is_deterministic_and_checks_its_rules(smoke_runs):
     assert ModelPolicy(run_dir).stationary and not ModelPolicy(run_dir, deterministic=False).stationary
     with pytest.raises(ValueError, match="cannot play 52 cards"):
         ModelPolicy(run_dir, rules.replace(ranks=13, matching="rank_colour"))
+
+
+def test_the_selected_model_replays_its_evaluation(smoke_runs):
+    config, run_dir = smoke_runs("raw_attention_rank")
+    path, steps = selected_model(run_dir)
+    rules = config.resolved_rules
+    seed = config.seed + EVAL_SEED_OFFSET
+    result = play(rules, [ModelPolicy(path, rules)], config.eval_episodes, seed, max_turns=training_cap(rules))
+    evals = read_eval_csv(run_dir / "eval.csv")
+    assert result.turns.mean() == pytest.approx(evals["moves"][list(evals["timesteps"]).index(steps)])
+
+
+def _fake_run(folder, moves, selected=None):
+    """A run folder with an ``eval.csv`` of these moves and a final model at its last row."""
+    folder.mkdir()
+    steps = [100 * (i + 1) for i in range(len(moves))]
+    lines = ["timesteps,games,moves,moves_ci95,misses,cleared,win,win_ci95,margin"]
+    lines += [f"{s},4,{m},0.1,1,1.0,nan,nan,nan" for s, m in zip(steps, moves)]
+    (folder / "eval.csv").write_text("\n".join(lines) + "\n")
+    summary = {"timesteps": steps[-1], "interrupted": False}
+    if selected is not None:
+        summary["selected_timesteps"] = selected
+        (folder / "selected_model.zip").write_bytes(b"")
+    (folder / "training.json").write_text(json.dumps(summary))
+    (folder / "final_model.zip").write_bytes(b"")
+    return folder
+
+
+def test_selected_model_of_runs_with_and_without_a_saved_one(tmp_path):
+    # Saved: whatever its step.
+    saved = _fake_run(tmp_path / "saved", [9.0, 8.0, 8.5], selected=200)
+    assert selected_model(saved) == (saved / "selected_model.zip", 200)
+    # Not saved (an older run): the final model when its row is the best, a tie included.
+    assert selected_model(_fake_run(tmp_path / "final", [9.0, 8.0, 8.0])) == (
+        tmp_path / "final" / "final_model.zip",
+        300,
+    )
+    assert selected_model(_fake_run(tmp_path / "lost", [9.0, 8.0, 8.5])) is None
+    # Versus rows have no moves: the highest win rate is the best.
+    assert eval_score({"moves": float("nan"), "win": 0.6}) < eval_score({"moves": float("nan"), "win": 0.4})
 
 
 def test_ctrl_c_saves_the_model(tmp_path, monkeypatch):
