@@ -218,6 +218,16 @@ def _paired(differences: list[np.ndarray]) -> dict[str, float | None]:
     return {"mean": mean, "ci95": half}
 
 
+def _figures(results: list[Any], references: dict[str, np.ndarray] | None) -> dict[str, Any]:
+    """Mean moves over seeds with a t-interval, each seed's mean, the capped share and the
+    paired differences, from each seed's games on the evaluation deals."""
+    moves = [float(r.turns.mean()) for r in results]
+    mean, half = t_interval(moves)
+    capped = sum(int(r.capped.sum()) for r in results) / sum(len(r.turns) for r in results)
+    paired = {name: _paired([r.turns - turns for r in results]) for name, turns in (references or {}).items()}
+    return {"moves": mean, "ci95": half, "seed_moves": moves, "capped_share": capped, "paired": paired}
+
+
 def evaluate_learner(
     suite: Suite, variant: Variant, learner: Learner, references: dict[str, np.ndarray] | None = None
 ) -> dict[str, Any]:
@@ -237,28 +247,26 @@ def evaluate_learner(
     if not trained:
         return {**row, "status": NOT_TRAINED, "missing": missing}
     folders = [every[seed] for seed in trained]
+    config = config_from_mapping(read_run_config(folders[0]), source=str(folders[0] / "config.yaml"))
+    summaries = [json.loads((f / "training.json").read_text()) for f in folders]
 
-    def figures(policies: list[ModelPolicy]) -> dict[str, Any]:
-        seeds = [play_games(variant.rules, [policy], suite.eval_games, suite.eval_seed) for policy in policies]
-        moves = [float(s.turns.mean()) for s in seeds]
-        mean, half = t_interval(moves)
-        capped = sum(int(s.capped.sum()) for s in seeds) / (len(seeds) * suite.eval_games)
-        paired = {name: _paired([s.turns - turns for s in seeds]) for name, turns in (references or {}).items()}
-        return {"moves": mean, "ci95": half, "seed_moves": moves, "capped_share": capped, "paired": paired}
+    def games(model: Path, deterministic: bool | None) -> Any:
+        return play_games(variant.rules, [ModelPolicy(model, variant.rules, deterministic)], *deals)
 
-    plays = {
-        play: figures([ModelPolicy(f, variant.rules, deterministic=play == "deterministic") for f in folders])
-        for play in PLAYS
-    }
+    deals = (suite.eval_games, suite.eval_seed)
+    played = {play: [games(f, play == "deterministic") for f in folders] for play in PLAYS}
+    plays = {play: _figures(results, references) for play, results in played.items()}
     selections = {seed: selected_model(every[seed]) for seed in trained}
     unkept = [seed for seed, found in selections.items() if found is None]
     selected: dict[str, Any] = {"missing": unkept}
     if not unkept:  # played as training evaluated it, the way ModelPolicy plays by default
         chosen = [found for found in selections.values() if found is not None]
-        selected.update(figures([ModelPolicy(path, variant.rules) for path, _ in chosen]))
-        selected["steps"] = [steps for _, steps in chosen]
-    config = config_from_mapping(read_run_config(folders[0]), source=str(folders[0] / "config.yaml"))
-    summaries = [json.loads((f / "training.json").read_text()) for f in folders]
+        own = PLAYS[1] if config.algo == "recurrent_ppo" else PLAYS[0]
+        results = [  # a selected final model has played these games already
+            played[own][k] if steps == summaries[k]["timesteps"] else games(path, None)
+            for k, (path, steps) in enumerate(chosen)
+        ]
+        selected.update(_figures(results, references), steps=[steps for _, steps in chosen])
     gamma, lam = discount(config)
     return {
         **row,

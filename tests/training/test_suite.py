@@ -3,6 +3,7 @@ models, missing models read "not trained", and bad configs get one clear error."
 
 import json
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,8 @@ pytest.importorskip("torch")
 from baselines.evaluate import play
 from concentration_env.training import ModelPolicy, load_config
 from concentration_env.training.cli import benchmark_main
-from concentration_env.training.suite import NOT_AVAILABLE, NOT_TRAINED, t_interval, train_command
+from concentration_env.training.run_folder import selected_model
+from concentration_env.training.suite import NOT_AVAILABLE, NOT_TRAINED, evaluate_learner, t_interval, train_command
 from concentration_env.training.suite_config import load_suite
 
 TINY = "configs/benchmark/suite_tiny.yaml"
@@ -124,6 +126,41 @@ def test_readme_command_names_a_preset_variant_in_one_word(tmp_path):
     assert load_config(words[words.index("--config") + 1], sets) == suite.train_config(
         suite.variants[0], suite.learners["mlp"], 0
     )
+
+
+def test_selected_models_play_as_the_table_says(tiny):
+    root, _ = tiny
+    suite = load_suite(TINY)
+    results = {v["name"]: v for v in json.loads((root / "out" / "suite.json").read_text())}
+    for variant in suite.variants:
+        for name, row in results[variant.name]["learners"].items():
+            selected = row["selected"]
+            for k, seed in enumerate(row["seeds"]):
+                path, steps = selected_model(root / "models" / variant.name / name / f"seed{seed}")
+                assert steps == selected["steps"][k]
+                # The default play of a saved model, as during training's evaluations.
+                turns = play(variant.rules, [ModelPolicy(path, variant.rules)], suite.eval_games, suite.eval_seed).turns
+                assert turns.mean() == pytest.approx(selected["seed_moves"][k])
+
+
+def test_an_earlier_selected_model_is_played_on_its_own(tiny, tmp_path):
+    root, _ = tiny
+    suite = load_suite(TINY, {"models": str(tmp_path)})
+    variant = suite.variants[0]
+    folder = suite.model_dir(variant, suite.learners["per_card"], 0)
+    shutil.copytree(root / "models" / variant.name / "per_card" / "seed0", folder)
+    summary = json.loads((folder / "training.json").read_text())
+    (folder / "training.json").write_text(json.dumps({**summary, "selected_timesteps": 128}))
+    row = evaluate_learner(suite, variant, suite.learners["per_card"])
+    # Not the final step, so replayed: the same model file plays the same games.
+    assert row["selected"]["steps"] == [128]
+    assert row["selected"]["seed_moves"] == row["plays"]["deterministic"]["seed_moves"]
+    (folder / "selected_model.zip").unlink()
+    (folder / "training.json").write_text(json.dumps({k: v for k, v in summary.items() if k != "selected_timesteps"}))
+    header, *rows = (folder / "eval.csv").read_text().splitlines()
+    earlier = "1,4,0.5,0,0,1.0,nan,nan,nan"  # an earlier evaluation than the final one's, and better
+    (folder / "eval.csv").write_text("\n".join([header, earlier, *rows]) + "\n")
+    assert evaluate_learner(suite, variant, suite.learners["per_card"])["selected"] == {"missing": [0]}
 
 
 def test_sampled_and_deterministic_play_are_reproducible(tiny):
