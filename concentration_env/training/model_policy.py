@@ -25,6 +25,12 @@ def torch_index(rows: np.ndarray) -> Any:
     return torch.as_tensor(np.asarray(rows))
 
 
+def plays_deterministically(config: TrainConfig) -> bool:
+    """How a saved model plays by default, as its training evaluations played: SB3 models
+    deterministically, the recurrent model sampled."""
+    return config.algo != "recurrent_ppo"
+
+
 class ModelPolicy:
     """A trained model playing like any baseline policy.
 
@@ -85,7 +91,7 @@ class ModelPolicy:
         self.config, self.rules, self.name = config, rules, name
         self.game = compile_rules(rules)
         recurrent = config.algo == "recurrent_ppo"
-        self.deterministic = not recurrent if deterministic is None else bool(deterministic)
+        self.deterministic = plays_deterministically(config) if deterministic is None else bool(deterministic)
         self._actor = model if recurrent else None
         self._model = None if recurrent else model
         self.reset()

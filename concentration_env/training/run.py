@@ -23,6 +23,7 @@ from concentration_env.training.evaluation import agent_stats
 from concentration_env.training.run_folder import (
     EVAL_COLUMNS,
     SELECTED_MODEL,
+    best_row,
     eval_rows,
     eval_score,
     new_run_dir,
@@ -51,10 +52,10 @@ class EvalLog:
         self.best: float | None = None  # the score of the selected model's row
         self.selected: int | None = None  # the env steps of the selected model
         if append and path.is_file():  # a resumed run adds to the rows it has
-            curve = read_eval_csv(path)
-            for steps, score in zip(curve["timesteps"], map(eval_score, eval_rows(curve))):
-                if self.best is None or score <= self.best:
-                    self.best, self.selected = score, int(steps)
+            rows = eval_rows(read_eval_csv(path))
+            best = best_row(rows)
+            if best is not None:
+                self.best, self.selected = eval_score(rows[best]), int(rows[best]["timesteps"])
         else:
             with path.open("w", newline="") as handle:
                 csv.writer(handle).writerow(EVAL_COLUMNS)

@@ -66,6 +66,16 @@ def eval_rows(curve: Mapping[str, np.ndarray]) -> list[dict[str, float]]:
     return [dict(zip(EVAL_COLUMNS, map(float, values))) for values in zip(*(curve[c] for c in EVAL_COLUMNS))]
 
 
+def best_row(rows: list[dict[str, float]]) -> int | None:
+    """The index of the best of ``eval_rows`` (lowest :func:`eval_score`, a tie going to the
+    later row): the selected model's evaluation; None for no rows."""
+    best: int | None = None
+    for index, row in enumerate(rows):
+        if best is None or eval_score(row) <= eval_score(rows[best]):
+            best = index
+    return best
+
+
 def final_model_path(run_dir: str | Path) -> Path:
     """The saved model of a run (or model) folder."""
     for name in ("final_model.zip", "final_model.pt", "model.zip", "model.pt"):
@@ -85,9 +95,8 @@ def selected_model(run_dir: str | Path) -> tuple[Path, int] | None:
             if (folder / (SELECTED_MODEL + suffix)).is_file():
                 return folder / (SELECTED_MODEL + suffix), int(summary["selected_timesteps"])
     rows = eval_rows(read_eval_csv(folder / "eval.csv"))
-    scores = [eval_score(row) for row in rows]
-    last = len(rows) - 1
-    if rows and scores[last] <= min(scores) and int(rows[last]["timesteps"]) == int(summary["timesteps"]):
+    best = best_row(rows)
+    if best is not None and best == len(rows) - 1 and int(rows[best]["timesteps"]) == int(summary["timesteps"]):
         return final_model_path(folder), int(summary["timesteps"])
     return None
 

@@ -235,7 +235,7 @@ def evaluate_learner(
     ``references`` (per-deal moves, :func:`reference_turns`) the paired differences too."""
     from baselines.evaluate import play as play_games
     from concentration_env.training.config import config_from_mapping
-    from concentration_env.training.model_policy import ModelPolicy
+    from concentration_env.training.model_policy import ModelPolicy, plays_deterministically
     from concentration_env.training.run_folder import read_run_config, selected_model
 
     row: dict[str, Any] = {"name": learner.name, "label": learner.label, "tier": learner.tier, "play": learner.play}
@@ -249,11 +249,11 @@ def evaluate_learner(
     folders = [every[seed] for seed in trained]
     config = config_from_mapping(read_run_config(folders[0]), source=str(folders[0] / "config.yaml"))
     summaries = [json.loads((f / "training.json").read_text()) for f in folders]
+    deals = (suite.eval_games, suite.eval_seed)
 
     def games(model: Path, deterministic: bool | None) -> Any:
         return play_games(variant.rules, [ModelPolicy(model, variant.rules, deterministic)], *deals)
 
-    deals = (suite.eval_games, suite.eval_seed)
     played = {play: [games(f, play == "deterministic") for f in folders] for play in PLAYS}
     plays = {play: _figures(results, references) for play, results in played.items()}
     selections = {seed: selected_model(every[seed]) for seed in trained}
@@ -261,7 +261,7 @@ def evaluate_learner(
     selected: dict[str, Any] = {"missing": unkept}
     if not unkept:  # played as training evaluated it, the way ModelPolicy plays by default
         chosen = [found for found in selections.values() if found is not None]
-        own = PLAYS[1] if config.algo == "recurrent_ppo" else PLAYS[0]
+        own = PLAYS[0] if plays_deterministically(config) else PLAYS[1]
         results = [  # a selected final model has played these games already
             played[own][k] if steps == summaries[k]["timesteps"] else games(path, None)
             for k, (path, steps) in enumerate(chosen)
