@@ -53,6 +53,7 @@ class EvalLog:
         self.selected: int | None = None  # the env steps of the selected model
         if append and path.is_file():  # a resumed run adds to the rows it has
             rows = eval_rows(read_eval_csv(path))
+            self.last = int(rows[-1]["timesteps"]) if rows else None  # the model resumed from is evaluated
             best = best_row(rows)
             if best is not None:
                 self.best, self.selected = eval_score(rows[best]), int(rows[best]["timesteps"])
@@ -170,7 +171,8 @@ def latest_model(run_dir: Path) -> tuple[Path, int] | None:
     summary = run_dir / "training.json"
     if (run_dir / "final_model.zip").is_file() and summary.is_file():
         found.append((run_dir / "final_model.zip", int(json.loads(summary.read_text())["timesteps"])))
-    return max(found, key=lambda item: item[1]) if found else None
+    # On a tie the final model wins: a checkpoint at the last step was saved before the last update.
+    return max(found, key=lambda item: (item[1], item[0].name == "final_model.zip")) if found else None
 
 
 def _train_sb3(
@@ -196,6 +198,9 @@ def _train_sb3(
 
     def keep(path: Path) -> None:
         model.save(str(path.with_suffix(".zip")))
+
+    if log.selected == done and done > 0 and not (run_dir / SELECTED_MODEL).with_suffix(".zip").is_file():
+        keep(run_dir / SELECTED_MODEL)  # a run from before selected models were kept, best at the model resumed
 
     class Evaluate(BaseCallback):
         """Every ``eval_freq`` env steps, evaluate the model (masked for masked learners).

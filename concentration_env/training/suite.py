@@ -36,7 +36,7 @@ import yaml
 
 from concentration_env.game.overrides import apply_overrides
 from concentration_env.game.rules import load_yaml_mapping
-from concentration_env.training.config import TrainConfig
+from concentration_env.training.config import TrainConfig, config_from_mapping
 from concentration_env.training.evaluation import solitaire_stats
 from concentration_env.training.suite_config import PLAYS, Learner, Suite, Variant, load_suite
 
@@ -87,7 +87,10 @@ def train_command(suite: Suite, variant: Variant, learner: Learner, seed: int) -
         f"checkpoint_freq={config.checkpoint_freq}",
     ]
     folder = suite.model_dir(variant, learner, seed)
-    return f"python scripts/train.py --config {learner.config} --set {shlex.join(sets)} --run-dir {folder}"
+    command = f"python scripts/train.py --config {learner.config} --set {shlex.join(sets)} --run-dir {folder}"
+    if learner.name in variant.extend:
+        command += f"\npython scripts/train.py --resume {folder} --set total_timesteps={variant.extend[learner.name]}"
+    return command
 
 
 def select_runs(suite: Suite, only: list[str]) -> set[tuple[str, str, int]]:
@@ -127,13 +130,19 @@ def train_suite(suite: Suite, runs: set[tuple[str, str, int]] | None = None) -> 
                 if folder.exists():
                     shutil.rmtree(folder)
                 config = suite.train_config(variant, learner, seed)
-                train(config, f"{variant.name}-{learner.name}", folder, progress_bar=False)
-                for bulky in ("tb", "checkpoints"):  # logs and intermediate saves stay out of the repo
-                    shutil.rmtree(folder / bulky, ignore_errors=True)
-                summary = json.loads((folder / "training.json").read_text())
-                if summary["interrupted"]:  # Ctrl-C or SIGTERM stops the suite, not only this run
-                    print(f"interrupted: {folder} holds a partial run; the suite stops here", flush=True)
-                    return time.perf_counter() - began
+                segments = [config]
+                if learner.name in variant.extend:  # carried on from the final model of the budget
+                    longer = {**config.to_dict(), "total_timesteps": variant.extend[learner.name]}
+                    segments.append(config_from_mapping(longer, source=f"{suite.source}: {variant.name} extend"))
+                for segment in segments:
+                    resume = segment is not config
+                    train(segment, f"{variant.name}-{learner.name}", folder, progress_bar=False, resume=resume)
+                    for bulky in ("tb", "checkpoints"):  # logs and intermediate saves stay out of the repo
+                        shutil.rmtree(folder / bulky, ignore_errors=True)
+                    summary = json.loads((folder / "training.json").read_text())
+                    if summary["interrupted"]:  # Ctrl-C or SIGTERM stops the suite, not only this run
+                        print(f"interrupted: {folder} holds a partial run; the suite stops here", flush=True)
+                        return time.perf_counter() - began
                 _write_readme(suite, variant, learner, seed, folder)
                 print(f"trained {learner.name} on {variant.name}, seed {seed}: {summary['wall_seconds']} s", flush=True)
     return time.perf_counter() - began
@@ -147,15 +156,24 @@ def _completed(folder: Path) -> bool:
 
 def _write_readme(suite: Suite, variant: Variant, learner: Learner, seed: int, folder: Path) -> None:
     summary = json.loads((folder / "training.json").read_text())
+    commands = "\n".join("    " + line for line in train_command(suite, variant, learner, seed).splitlines())
+    segments = summary.get("segments", [])
+    resumed = (
+        " in segments, each resumed from the last one's final model: "
+        + ", ".join(f"{part['from']:,} to {part['to']:,} steps in {part['wall_seconds']} s" for part in segments)
+        if len(segments) > 1
+        else ""
+    )
     (folder / "README.md").write_text(
         f"# {learner.label} ({learner.tier}) on {variant.label}, seed {seed}\n\n"
         f"One run of the learner suite `{suite.source}`; the suite's main figures are the {MODEL} model of "
         f"the run, and it also reports the selected model (`selected_model`, the best row of `eval.csv`: "
         f"{summary.get('selected_timesteps')} env steps).\n\n"
         f"The whole suite: `python scripts/benchmark.py --config {suite.source} --train`\n\n"
-        f"This run alone:\n\n    {train_command(suite, variant, learner, seed)}\n\n"
+        f"This run alone:\n\n{commands}\n\n"
         f"Config: `config.yaml` (the resolved training config). Training took {summary['timesteps']} env steps "
-        f"in {summary['wall_seconds']} s ({summary['steps_per_second']} steps/s, one torch thread); "
+        f"in {summary['wall_seconds']} s{resumed} ({summary['steps_per_second']} steps/s"
+        f"{' in the last segment' if resumed else ''}, one torch thread); "
         "`eval.csv` holds the evaluations during training, `training.json` the timings.\n"
     )
 

@@ -24,7 +24,11 @@ shows it (``play: deterministic`` or ``sampled``; both are always measured), ``s
 ``key=value`` overrides of its config (as ``--set`` of ``scripts/train.py``), and optionally
 its own ``budget`` of env steps per variant and seed (a learner that needs more play than the
 suite's default states it here; the table shows every learner's env steps). A variant gives
-its rules and mode, and optionally the learners it gets (default: every learner of its mode).
+its rules and mode, optionally the learners it gets (default: every learner of its mode), and
+optionally ``extend: {learner: steps}``: those learners' runs on this variant carry on past
+their budget to ``steps`` env steps in all, resumed from the budget's final model with the same
+settings (so the first segment is the same run as on every other variant; the table shows each
+cell's env steps). Only SB3 learners resume.
 A learner whose config does not load (e.g. a network this build lacks) is kept, marked with
 why, and shown as "learner not available in this build"; every other bad entry is one
 ``ValueError`` naming the file and the key.
@@ -47,7 +51,7 @@ from concentration_env.training.run import EVAL_SEED_OFFSET
 REQUIRED = ("budget", "seeds", "eval_games", "eval_seed", "output", "models", "baselines", "learners", "variants")
 TOP_KEYS = REQUIRED + ("curve_points",)
 LEARNER_KEYS = ("config", "tier", "mode", "label", "play", "set", "budget")
-VARIANT_KEYS = ("rules", "mode", "label", "learners")
+VARIANT_KEYS = ("rules", "mode", "label", "learners", "extend")
 TIERS = ("raw", "engineered")
 PLAYS = ("deterministic", "sampled")
 
@@ -78,6 +82,7 @@ class Variant:
     rules_entry: Any  # as written in the file, for the training configs
     mode: str
     learners: tuple[str, ...]
+    extend: dict[str, int] = field(default_factory=dict)  # learner -> env steps in all, resumed past its budget
 
 
 @dataclass(frozen=True)
@@ -109,10 +114,15 @@ class Suite:
         """Where the model of one run lives: ``<models>/<variant>/<learner>/seed<k>``."""
         return self.models / variant.name / learner.name / f"seed{seed}"
 
+    def learner_budget(self, learner: Learner) -> int:
+        """The env steps of a learner's runs (the first segment of an extended run)."""
+        return self.budget if learner.budget is None else learner.budget
+
     def train_config(self, variant: Variant, learner: Learner, seed: int) -> TrainConfig:
-        """The learner's config with the variant's rules and mode, its budget and the seed."""
+        """The learner's config with the variant's rules and mode, its budget and the seed
+        (for an extended run, its first segment's)."""
         assert learner.base is not None, "an unavailable learner is never trained"
-        budget = self.budget if learner.budget is None else learner.budget
+        budget = self.learner_budget(learner)
         data = learner.base.to_dict()
         data.update(
             rules=variant.rules_entry,
@@ -196,8 +206,25 @@ def _variant(source: str, name: str, value: Any, learners: dict[str, Learner]) -
             _fail(source, f"{where}.learners", f"unknown learner {learner!r}; allowed: {', '.join(learners)}")
         if learners[learner].mode != mode:
             _fail(source, f"{where}.learners", f"{learner!r} plays {learners[learner].mode} mode, this is {mode}")
+    extend = entry.get("extend", {})
+    if not isinstance(extend, Mapping):
+        _fail(source, f"{where}.extend", f"expected a mapping of learner names to env steps, got {extend!r}")
+    for learner in extend:
+        if learner not in names:
+            _fail(
+                source, f"{where}.extend", f"{learner!r} is not a learner of this variant; allowed: {', '.join(names)}"
+            )
+        base = learners[learner].base
+        if base is not None and base.algo == "recurrent_ppo":
+            _fail(source, f"{where}.extend", f"{learner!r} trains with recurrent_ppo, which does not resume")
+    try:
+        steps_in_all = {
+            str(learner): check_int("steps", steps, 1, whole_floats=True) for learner, steps in extend.items()
+        }
+    except ValueError as error:
+        _fail(source, f"{where}.extend", str(error))
     label = str(entry.get("label", name))
-    return Variant(name, label, rules, entry["rules"], mode, tuple(names))
+    return Variant(name, label, rules, entry["rules"], mode, tuple(names), steps_in_all)
 
 
 def _baseline(source: str, index: int, value: Any, rules: Rules) -> Baseline:
@@ -254,7 +281,7 @@ def load_suite(path: str | Path, overrides: Mapping[str, Any] | None = None, tra
     _check_writable(source, "output", output)
     if train:
         _check_writable(source, "models", models)
-    return Suite(
+    suite = Suite(
         source,
         numbers["budget"],
         tuple(seeds),
@@ -267,3 +294,8 @@ def load_suite(path: str | Path, overrides: Mapping[str, Any] | None = None, tra
         learners,
         variants,
     )
+    for variant in variants:
+        for name, steps in variant.extend.items():
+            if steps <= (budget := suite.learner_budget(learners[name])):
+                _fail(source, f"variants.{variant.name}.extend.{name}", f"{steps} must exceed the budget, {budget}")
+    return suite

@@ -117,6 +117,11 @@ def _selected_cells(selected: dict[str, Any], optimum: float | None) -> list[str
 def _notes(suite: Suite, results: list[dict[str, Any]], trained: float | None) -> list[str]:
     seeds = ", ".join(map(str, suite.seeds))
     own = [f"{lr.label} {lr.budget:,}" for lr in suite.learners.values() if lr.budget not in (None, suite.budget)]
+    own += [
+        f"{suite.learners[name].label} on {variant.label} {steps:,}, resumed past its budget"
+        for variant in suite.variants
+        for name, steps in variant.extend.items()
+    ]
     budgets = f" ({', '.join(own)})" if own else ""
     lines = [
         f"Learners: {len(suite.seeds)} seed(s) ({seeds}), {suite.budget:,} env steps each per variant{budgets}. "

@@ -207,7 +207,7 @@ def test_an_interrupted_run_stops_the_suite_and_counts_as_not_trained(tmp_path, 
 
     calls = []
 
-    def stopped_early(config, name, folder, progress_bar=True):  # what a SIGTERM mid-run leaves
+    def stopped_early(config, name, folder, progress_bar=True, resume=False):  # what a SIGTERM mid-run leaves
         calls.append(folder)
         folder.mkdir(parents=True)
         (folder / "training.json").write_text(json.dumps({"timesteps": 8, "wall_seconds": 0.1, "interrupted": True}))
@@ -231,6 +231,22 @@ def test_a_learner_can_state_its_own_budget(tmp_path):
     config = suite.train_config(suite.variants[0], suite.learners["mlp"], 0)
     assert (config.total_timesteps, config.checkpoint_freq, config.eval_freq) == (96, 96, 9)
     assert suite.budget == 64
+
+
+def test_an_extended_run_carries_on_from_its_budget(tiny):
+    root, _ = tiny
+    folder = root / "models" / "memory_rank8" / "per_card" / "seed0"
+    summary = json.loads((folder / "training.json").read_text())
+    assert summary["timesteps"] >= 384 and [s["from"] for s in summary["segments"]] == [0, summary["segments"][0]["to"]]
+    assert 256 <= summary["segments"][0]["to"] < 384  # the first segment is the learner's budget, as on other rows
+    steps = [int(line.split(",")[0]) for line in (folder / "eval.csv").read_text().splitlines()[1:]]
+    assert steps == sorted(steps) and len(set(steps)) == len(steps) and steps[-1] == summary["timesteps"]
+    card = (folder / "README.md").read_text()
+    assert f"--resume {folder} --set total_timesteps=384" in card and "in segments" in card
+    results = {v["name"]: v for v in json.loads((root / "out" / "suite.json").read_text())}
+    assert results["memory_rank8"]["learners"]["per_card"]["env_steps"] == [summary["timesteps"]]
+    assert results["memory_rank8"]["learners"]["raw_mlp"]["env_steps"][0] < 384
+    assert "resumed past its budget" in (root / "out" / "suite.md").read_text()
 
 
 def test_t_interval():
@@ -276,6 +292,9 @@ variants:
         (("2}}, mode: memory}}", "2}}, mode: visible, learners: [mlp]}}"), "variants.small.learners"),
         (("2}}, mode: memory}}", "2}}, mode: memory, learners: [cnn]}}"), "variants.small.learners"),
         (("{{rules: {{ranks: 2}}, ", "{{rules: {{ranks: 99}}, "), "variants.small"),
+        (("2}}, mode: memory}}", "2}}, mode: memory, extend: {{cnn: 128}}}}"), "variants.small.extend"),
+        (("2}}, mode: memory}}", "2}}, mode: memory, extend: {{mlp: 64}}}}"), "variants.small.extend.mlp"),
+        (("2}}, mode: memory}}", "2}}, mode: memory, extend: {{mlp: many}}}}"), "variants.small.extend"),
     ],
 )
 def test_bad_suite_configs_name_the_key(tmp_path, change, key):

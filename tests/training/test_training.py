@@ -12,6 +12,7 @@ pytest.importorskip("sb3_contrib")
 from baselines import make_policy
 from baselines.evaluate import play
 from concentration_env.training import ModelPolicy, load_config, train
+from concentration_env.training.config import config_from_mapping
 from concentration_env.training.evaluation import training_cap
 from concentration_env.training.run import EVAL_SEED_OFFSET
 from concentration_env.training.run_folder import eval_rows, eval_score, read_eval_csv, selected_model
@@ -184,6 +185,39 @@ def test_selected_model_of_runs_with_and_without_a_saved_one(tmp_path):
     assert selected_model(_fake_run(tmp_path / "lost", [9.0, 8.0, 8.5])) is None
     # Versus rows have no moves: the highest win rate is the best.
     assert eval_score({"moves": float("nan"), "win": 0.6}) < eval_score({"moves": float("nan"), "win": 0.4})
+
+
+def test_resuming_an_older_run_keeps_its_best_model_as_selected(smoke_runs, tmp_path):
+    import shutil
+
+    from concentration_env.training.run import latest_model
+
+    config, trained = smoke_runs("solitaire_ppo")
+    run_dir = shutil.copytree(trained, tmp_path / "old")
+    steps = json.loads((run_dir / "training.json").read_text())["timesteps"]
+    # On a tie the final model is the latest: the checkpoint at its step predates the last update.
+    assert (run_dir / "checkpoints" / f"model_{steps}_steps.zip").is_file()
+    assert latest_model(run_dir) == (run_dir / "final_model.zip", steps)
+    # A run from before selected models were kept, whose final evaluation is its best.
+    (run_dir / "selected_model.zip").unlink()
+    summary = json.loads((run_dir / "training.json").read_text())
+    del summary["selected_timesteps"]
+    (run_dir / "training.json").write_text(json.dumps(summary))
+    lines = (run_dir / "eval.csv").read_text().splitlines()
+    last = lines[-1].split(",")
+    lines[-1] = ",".join([last[0], last[1], "0.0", *last[3:]])  # no later evaluation can beat it
+    (run_dir / "eval.csv").write_text("\n".join(lines) + "\n")
+    old_final = shutil.copytree(run_dir, tmp_path / "before") / "final_model.zip"
+    longer = config_from_mapping({**config.to_dict(), "total_timesteps": steps + 256})
+    resumed = train(longer, "solitaire_ppo", run_dir, progress_bar=False, resume=True)
+    summary = json.loads((resumed / "training.json").read_text())
+    assert summary["timesteps"] > steps and summary["selected_timesteps"] == steps
+    rules = config.resolved_rules
+    kept, before = (
+        play(rules, [ModelPolicy(path, rules)], 4, 3, max_turns=MAX_TURNS)
+        for path in (resumed / "selected_model.zip", old_final)
+    )
+    np.testing.assert_array_equal(kept.turns, before.turns)
 
 
 def test_ctrl_c_saves_the_model(tmp_path, monkeypatch):
