@@ -199,7 +199,7 @@ def _train_sb3(
     def keep(path: Path) -> None:
         model.save(str(path.with_suffix(".zip")))
 
-    if log.selected == done and done > 0 and not (run_dir / SELECTED_MODEL).with_suffix(".zip").is_file():
+    if log.selected == done and not (run_dir / SELECTED_MODEL).with_suffix(".zip").is_file():
         keep(run_dir / SELECTED_MODEL)  # a run from before selected models were kept, best at the model resumed
 
     class Evaluate(BaseCallback):

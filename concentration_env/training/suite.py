@@ -134,9 +134,8 @@ def train_suite(suite: Suite, runs: set[tuple[str, str, int]] | None = None) -> 
                 if learner.name in variant.extend:  # carried on from the final model of the budget
                     longer = {**config.to_dict(), "total_timesteps": variant.extend[learner.name]}
                     segments.append(config_from_mapping(longer, source=f"{suite.source}: {variant.name} extend"))
-                for segment in segments:
-                    resume = segment is not config
-                    train(segment, f"{variant.name}-{learner.name}", folder, progress_bar=False, resume=resume)
+                for index, segment in enumerate(segments):
+                    train(segment, f"{variant.name}-{learner.name}", folder, progress_bar=False, resume=index > 0)
                     for bulky in ("tb", "checkpoints"):  # logs and intermediate saves stay out of the repo
                         shutil.rmtree(folder / bulky, ignore_errors=True)
                     summary = json.loads((folder / "training.json").read_text())
