@@ -60,6 +60,10 @@ class TrainConfig:
     - ``league``: self-play against a pool of the learner's frozen past versions and fixed
       members (:class:`LeagueConfig`, :mod:`concentration_env.training.league`); it then
       replaces ``opponents`` in training (evaluations still play the first of ``opponents``).
+    - ``learning_rate_decay_from``: the env step from which an SB3 learner's
+      ``hyperparameters.learning_rate`` falls linearly to ``learning_rate_final`` at
+      ``total_timesteps`` (``null``, the default: a constant learning rate). The schedule is a
+      function of the env step, so a resumed run carries on along it.
     """
 
     algo: str = "maskable_ppo"
@@ -78,6 +82,8 @@ class TrainConfig:
     eval_episodes: int = 100
     checkpoint_freq: int = 100_000
     league: LeagueConfig | None = None
+    learning_rate_decay_from: int | None = None
+    learning_rate_final: float = 0.0
 
     @cached_property
     def resolved_rules(self) -> Rules:
@@ -283,6 +289,10 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "eval_episodes": _count("eval_episodes"),
     "checkpoint_freq": _count("checkpoint_freq"),
     "league": _league,
+    "learning_rate_decay_from": lambda v: (
+        None if v is None else check_int("learning_rate_decay_from", v, 0, whole_floats=True)
+    ),
+    "learning_rate_final": _non_negative("learning_rate_final"),
 }
 
 
@@ -337,8 +347,29 @@ def _check_combination(config: TrainConfig, source: str) -> None:
         )
     if config.league is not None:
         _check_league(config, source)
+    if config.learning_rate_decay_from is not None:
+        _check_decay(config, source)
     if config.algo == "recurrent_ppo" and config.vec_env == "subproc":
         raise ValueError(f"{source}: key 'vec_env': recurrent_ppo steps games in-process; use dummy or native")
+
+
+def _check_decay(config: TrainConfig, source: str) -> None:
+    """A decay needs an SB3 learner, a learning rate to start from and steps left to fall over."""
+    key = "learning_rate_decay_from"
+    if config.algo == "recurrent_ppo":
+        raise ValueError(f"{source}: key {key!r}: recurrent_ppo keeps a constant learning rate; use an SB3 algo")
+    if "learning_rate" not in config.hyperparameters:
+        raise ValueError(f"{source}: key {key!r}: a decay starts from hyperparameters.learning_rate; set it")
+    if config.learning_rate_decay_from >= config.total_timesteps:  # type: ignore[operator]  # the caller checked
+        raise ValueError(
+            f"{source}: key {key!r}: {config.learning_rate_decay_from} must be below total_timesteps, "
+            f"{config.total_timesteps}"
+        )
+    if config.learning_rate_final > config.hyperparameters["learning_rate"]:
+        raise ValueError(
+            f"{source}: key 'learning_rate_final': {config.learning_rate_final} is above the learning rate it "
+            f"decays from, {config.hyperparameters['learning_rate']}"
+        )
 
 
 def _check_attention_sizes(sizes: dict, source: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +54,47 @@ def policy_for(config: Any, observation_space: gym.spaces.Space) -> Any:
     return "MultiInputPolicy" if config.features == "raw" else "MlpPolicy"
 
 
+@dataclass(frozen=True)
+class LinearDecay:
+    """A learning rate held at ``start`` up to env step ``decay_from``, then falling in a
+    straight line to ``final`` at ``total`` steps.
+
+    SB3 calls a schedule with the progress remaining, ``1 - steps / total``; its total counts
+    a resumed run's earlier steps too, so the step, and the rate, are the same on resume."""
+
+    start: float
+    final: float
+    decay_from: int
+    total: int
+
+    def __call__(self, progress_remaining: float) -> float:
+        step = (1.0 - progress_remaining) * self.total
+        share = min(1.0, max(0.0, (step - self.decay_from) / (self.total - self.decay_from)))
+        return self.start + (self.final - self.start) * share
+
+
+def learning_rate(config: Any) -> float | LinearDecay | None:
+    """The ``learning_rate`` SB3 takes for ``config``: its constant, its decay, or None (SB3's default)."""
+    start = config.hyperparameters.get("learning_rate")
+    if config.learning_rate_decay_from is None:
+        return start
+    return LinearDecay(start, config.learning_rate_final, config.learning_rate_decay_from, config.total_timesteps)
+
+
+def use_learning_rate(model: Any, config: Any) -> None:
+    """Give a loaded model the config's learning rate (a resumed run may decay where its start did not)."""
+    rate = learning_rate(config)
+    if rate is not None:
+        model.learning_rate = rate
+        model._setup_lr_schedule()
+
+
 def build_sb3(config: Any, venv: Any, tensorboard_log: str | None) -> Any:
     """A fresh SB3 model for ``config`` on ``venv``."""
     cls = sb3_class(config.algo)
+    hyperparameters = dict(config.hyperparameters)
+    if (rate := learning_rate(config)) is not None:
+        hyperparameters["learning_rate"] = rate
     return cls(
         policy_for(config, venv.observation_space),
         venv,
@@ -64,7 +103,7 @@ def build_sb3(config: Any, venv: Any, tensorboard_log: str | None) -> Any:
         tensorboard_log=tensorboard_log,
         verbose=0,
         device="cpu",
-        **config.hyperparameters,
+        **hyperparameters,
     )
 
 

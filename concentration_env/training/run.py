@@ -181,7 +181,7 @@ def _train_sb3(
     from stable_baselines3.common.callbacks import BaseCallback, CallbackList, CheckpointCallback
 
     from concentration_env.training.envs import make_vec_env
-    from concentration_env.training.learners import build_sb3, load_sb3
+    from concentration_env.training.learners import build_sb3, load_sb3, use_learning_rate
     from concentration_env.training.model_policy import ModelPolicy
 
     latest = latest_model(run_dir) if resume else None
@@ -192,6 +192,7 @@ def _train_sb3(
     else:
         model = load_sb3(config.algo, latest[0])
         model.set_env(venv)
+        use_learning_rate(model, config)
         model.tensorboard_log = str(run_dir / "tb")
         print(f"resuming from {latest[0]} at {model.num_timesteps} steps")
     per_call = max(1, config.num_envs)

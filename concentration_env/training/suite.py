@@ -36,7 +36,7 @@ import yaml
 
 from concentration_env.game.overrides import apply_overrides
 from concentration_env.game.rules import load_yaml_mapping
-from concentration_env.training.config import TrainConfig, config_from_mapping
+from concentration_env.training.config import TrainConfig
 from concentration_env.training.evaluation import solitaire_stats
 from concentration_env.training.suite_config import PLAYS, Learner, Suite, Variant, load_suite
 
@@ -89,7 +89,9 @@ def train_command(suite: Suite, variant: Variant, learner: Learner, seed: int) -
     folder = suite.model_dir(variant, learner, seed)
     command = f"python scripts/train.py --config {learner.config} --set {shlex.join(sets)} --run-dir {folder}"
     if learner.name in variant.extend:
-        command += f"\npython scripts/train.py --resume {folder} --set total_timesteps={variant.extend[learner.name]}"
+        extension = variant.extend[learner.name]
+        later = shlex.join([f"total_timesteps={extension.steps}", *extension.overrides])
+        command += f"\npython scripts/train.py --resume {folder} --set {later}"
     return command
 
 
@@ -132,8 +134,7 @@ def train_suite(suite: Suite, runs: set[tuple[str, str, int]] | None = None) -> 
                 config = suite.train_config(variant, learner, seed)
                 segments = [config]
                 if learner.name in variant.extend:  # carried on from the final model of the budget
-                    longer = {**config.to_dict(), "total_timesteps": variant.extend[learner.name]}
-                    segments.append(config_from_mapping(longer, source=f"{suite.source}: {variant.name} extend"))
+                    segments.append(suite.extension_config(variant, learner, seed))
                 for index, segment in enumerate(segments):
                     train(segment, f"{variant.name}-{learner.name}", folder, progress_bar=False, resume=index > 0)
                     for bulky in ("tb", "checkpoints"):  # logs and intermediate saves stay out of the repo

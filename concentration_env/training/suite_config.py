@@ -28,7 +28,8 @@ its rules and mode, optionally the learners it gets (default: every learner of i
 optionally ``extend: {learner: steps}``: those learners' runs on this variant carry on past
 their budget to ``steps`` env steps in all, resumed from the budget's final model with the same
 settings (so the first segment is the same run as on every other variant; the table shows each
-cell's env steps). Only SB3 learners resume.
+cell's env steps); ``extend: {learner: {steps: N, set: [key=value, ...]}}`` changes settings
+for the resumed segment (a learning-rate decay, say). Only SB3 learners resume.
 A learner whose config does not load (e.g. a network this build lacks) is kept, marked with
 why, and shown as "learner not available in this build"; every other bad entry is one
 ``ValueError`` naming the file and the key.
@@ -43,6 +44,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from concentration_env.game.checks import check_choice, check_int
+from concentration_env.game.overrides import apply_overrides
 from concentration_env.game.rules import Rules, load_yaml_mapping
 from concentration_env.game.seats import OBSERVATION_MODES
 from concentration_env.training.config import TrainConfig, config_from_mapping, load_config, rules_from_config
@@ -82,7 +84,15 @@ class Variant:
     rules_entry: Any  # as written in the file, for the training configs
     mode: str
     learners: tuple[str, ...]
-    extend: dict[str, int] = field(default_factory=dict)  # learner -> env steps in all, resumed past its budget
+    extend: dict[str, Extension] = field(default_factory=dict)  # learner -> its runs' resumed segment
+
+
+@dataclass(frozen=True)
+class Extension:
+    """A resumed segment past a learner's budget: env steps in all, and overrides for it alone."""
+
+    steps: int
+    overrides: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -133,6 +143,14 @@ class Suite:
             checkpoint_freq=budget,
         )
         return config_from_mapping(data, source=f"{self.source}: learner {learner.name!r} on {variant.name!r}")
+
+    def extension_config(self, variant: Variant, learner: Learner, seed: int) -> TrainConfig:
+        """The config of an extended run's resumed segment: the first segment's, carried on to
+        the extension's steps with its overrides."""
+        extension = variant.extend[learner.name]
+        data = {**self.train_config(variant, learner, seed).to_dict(), "total_timesteps": extension.steps}
+        where = f"{self.source}: key 'variants.{variant.name}.extend.{learner.name}'"
+        return config_from_mapping(apply_overrides(data, extension.overrides), source=where)
 
 
 def _fail(source: str, key: str, why: str) -> NoReturn:
@@ -217,14 +235,25 @@ def _variant(source: str, name: str, value: Any, learners: dict[str, Learner]) -
         base = learners[learner].base
         if base is not None and base.algo == "recurrent_ppo":
             _fail(source, f"{where}.extend", f"{learner!r} trains with recurrent_ppo, which does not resume")
-    try:
-        steps_in_all = {
-            str(learner): check_int("steps", steps, 1, whole_floats=True) for learner, steps in extend.items()
-        }
-    except ValueError as error:
-        _fail(source, f"{where}.extend", str(error))
+    extensions = {
+        str(learner): _extension(source, f"{where}.extend.{learner}", value) for learner, value in extend.items()
+    }
     label = str(entry.get("label", name))
-    return Variant(name, label, rules, entry["rules"], mode, tuple(names), steps_in_all)
+    return Variant(name, label, rules, entry["rules"], mode, tuple(names), extensions)
+
+
+def _extension(source: str, where: str, value: Any) -> Extension:
+    """``steps`` or ``{steps: N, set: [key=value, ...]}``."""
+    entry = (
+        _mapping(source, where, value, ("steps", "set"), ("steps",)) if isinstance(value, Mapping) else {"steps": value}
+    )
+    overrides = entry.get("set", [])
+    if not isinstance(overrides, list) or not all(isinstance(text, str) for text in overrides):
+        _fail(source, f"{where}.set", f"expected a list of key=value overrides, got {overrides!r}")
+    try:
+        return Extension(check_int("steps", entry["steps"], 1, whole_floats=True), tuple(overrides))
+    except ValueError as error:
+        _fail(source, where, str(error))
 
 
 def _baseline(source: str, index: int, value: Any, rules: Rules) -> Baseline:
@@ -295,7 +324,13 @@ def load_suite(path: str | Path, overrides: Mapping[str, Any] | None = None, tra
         variants,
     )
     for variant in variants:
-        for name, steps in variant.extend.items():
-            if steps <= (budget := suite.learner_budget(learners[name])):
-                _fail(source, f"variants.{variant.name}.extend.{name}", f"{steps} must exceed the budget, {budget}")
+        for name, extension in variant.extend.items():
+            if extension.steps <= (budget := suite.learner_budget(learners[name])):
+                _fail(
+                    source,
+                    f"variants.{variant.name}.extend.{name}",
+                    f"{extension.steps} must exceed the budget, {budget}",
+                )
+            if learners[name].base is not None:
+                suite.extension_config(variant, learners[name], suite.seeds[0])  # its overrides load
     return suite

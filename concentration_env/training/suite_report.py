@@ -118,9 +118,10 @@ def _notes(suite: Suite, results: list[dict[str, Any]], trained: float | None) -
     seeds = ", ".join(map(str, suite.seeds))
     own = [f"{lr.label} {lr.budget:,}" for lr in suite.learners.values() if lr.budget not in (None, suite.budget)]
     own += [
-        f"{suite.learners[name].label} on {variant.label} {steps:,}, resumed past its budget"
+        f"{suite.learners[name].label} on {variant.label} {extension.steps:,}, resumed past its budget"
+        + (f" with {', '.join(extension.overrides)}" if extension.overrides else "")
         for variant in suite.variants
-        for name, steps in variant.extend.items()
+        for name, extension in variant.extend.items()
     ]
     budgets = f" ({', '.join(own)})" if own else ""
     lines = [

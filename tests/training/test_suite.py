@@ -242,11 +242,13 @@ def test_an_extended_run_carries_on_from_its_budget(tiny):
     steps = [int(line.split(",")[0]) for line in (folder / "eval.csv").read_text().splitlines()[1:]]
     assert steps == sorted(steps) and len(set(steps)) == len(steps) and steps[-1] == summary["timesteps"]
     card = (folder / "README.md").read_text()
-    assert f"--resume {folder} --set total_timesteps=384" in card and "in segments" in card
+    assert f"--resume {folder} --set total_timesteps=384 learning_rate_decay_from=256 learning_rate_final=0" in card
+    assert "in segments" in card
+    assert load_config(folder / "config.yaml").learning_rate_decay_from == 256  # the resumed segment's settings
     results = {v["name"]: v for v in json.loads((root / "out" / "suite.json").read_text())}
     assert results["memory_rank8"]["learners"]["per_card"]["env_steps"] == [summary["timesteps"]]
     assert results["memory_rank8"]["learners"]["raw_mlp"]["env_steps"][0] < 384
-    assert "resumed past its budget" in (root / "out" / "suite.md").read_text()
+    assert "resumed past its budget with learning_rate_decay_from=256" in (root / "out" / "suite.md").read_text()
 
 
 def test_t_interval():
@@ -294,7 +296,20 @@ variants:
         (("{{rules: {{ranks: 2}}, ", "{{rules: {{ranks: 99}}, "), "variants.small"),
         (("2}}, mode: memory}}", "2}}, mode: memory, extend: {{cnn: 128}}}}"), "variants.small.extend"),
         (("2}}, mode: memory}}", "2}}, mode: memory, extend: {{mlp: 64}}}}"), "variants.small.extend.mlp"),
-        (("2}}, mode: memory}}", "2}}, mode: memory, extend: {{mlp: many}}}}"), "variants.small.extend"),
+        (("2}}, mode: memory}}", "2}}, mode: memory, extend: {{mlp: many}}}}"), "variants.small.extend.mlp"),
+        (
+            ("2}}, mode: memory}}", "2}}, mode: memory, extend: {{mlp: {{steps: 128, sett: []}}}}}}"),
+            "variants.small.extend.mlp",
+        ),
+        (("2}}, mode: memory}}", "2}}, mode: memory, extend: {{mlp: {{set: []}}}}}}"), "variants.small.extend.mlp"),
+        (
+            ("2}}, mode: memory}}", "2}}, mode: memory, extend: {{mlp: {{steps: 128, set: seed=1}}}}}}"),
+            "variants.small.extend.mlp.set",
+        ),
+        (
+            ("2}}, mode: memory}}", "2}}, mode: memory, extend: {{mlp: {{steps: 128, set: [gamma=0.9]}}}}}}"),
+            "variants.small.extend.mlp",  # an override the config does not take
+        ),
     ],
 )
 def test_bad_suite_configs_name_the_key(tmp_path, change, key):

@@ -340,3 +340,56 @@ def test_a_raw_two_player_model_trains_evaluates_and_plays_the_opponent(tmp_path
     batched = make_sb3_vec_env(2, rules=rules, seats=[1, 1], opponents=model, max_episode_steps=40)
     batched.seed(0)
     assert (batched.reset()["cards"] > 0).any(axis=1).all() and (observation["cards"] > 0).any()
+
+
+def test_learning_rate_decay_is_a_function_of_the_env_step():
+    from concentration_env.training.learners import LinearDecay
+
+    decay = LinearDecay(start=1e-3, final=0.0, decay_from=600, total=1000)
+    # SB3 passes the progress remaining, 1 - step / total.
+    for step, expected in [(0, 1e-3), (600, 1e-3), (800, 5e-4), (1000, 0.0), (1100, 0.0)]:
+        assert decay(1 - step / 1000) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        (["learning_rate_decay_from=512"], "learning_rate_decay_from"),  # not below total_timesteps
+        (["learning_rate_decay_from=-1"], "learning_rate_decay_from"),
+        (["learning_rate_decay_from=100", "hyperparameters={n_steps: 64}"], "learning_rate_decay_from"),  # no start
+        (["learning_rate_decay_from=100", "learning_rate_final=1"], "learning_rate_final"),  # above the start
+        (["learning_rate_decay_from=100", "learning_rate_final=-1e-4"], "learning_rate_final"),
+    ],
+)
+def test_bad_learning_rate_decays_name_the_key(change, key):
+    sets = [*SMALL["solitaire_ppo"], *QUICK, "total_timesteps=512", "hyperparameters.learning_rate=1e-3", *change]
+    with pytest.raises(ValueError, match=f"key '{key}'"):
+        load_config(CONFIGS / "solitaire_ppo.yaml", sets)
+    with pytest.raises(ValueError, match="recurrent_ppo keeps a constant learning rate"):
+        load_config(CONFIGS / "visible_recurrent.yaml", ["learning_rate_decay_from=0"])
+
+
+def test_a_resumed_run_decays_its_learning_rate(smoke_runs, tmp_path):
+    import shutil
+
+    from concentration_env.training.learners import LinearDecay, load_sb3
+
+    config, trained = smoke_runs("solitaire_ppo")
+    run_dir = shutil.copytree(trained, tmp_path / "run")
+    steps = json.loads((run_dir / "training.json").read_text())["timesteps"]
+    start = load_sb3(config.algo, run_dir / "final_model.zip").lr_schedule(1.0)
+    hyperparameters = {**config.hyperparameters, "learning_rate": start}
+    longer = config_from_mapping(
+        {
+            **config.to_dict(),
+            "hyperparameters": hyperparameters,
+            "total_timesteps": steps + 512,
+            "learning_rate_decay_from": steps,
+            "learning_rate_final": 0.0,
+        }
+    )
+    train(longer, "solitaire_ppo", run_dir, progress_bar=False, resume=True)
+    model = load_sb3(config.algo, run_dir / "final_model.zip")
+    assert model.learning_rate == LinearDecay(start, 0.0, steps, steps + 512)
+    # The last update ran near the end of the decay, at a small share of the starting rate.
+    assert 0.0 <= model.policy.optimizer.param_groups[0]["lr"] < 0.5 * start
