@@ -365,7 +365,10 @@ def test_bad_learning_rate_decays_name_the_key(change, key):
     sets = [*SMALL["solitaire_ppo"], *QUICK, "total_timesteps=512", "hyperparameters.learning_rate=1e-3", *change]
     with pytest.raises(ValueError, match=f"key '{key}'"):
         load_config(CONFIGS / "solitaire_ppo.yaml", sets)
-    with pytest.raises(ValueError, match="recurrent_ppo keeps a constant learning rate"):
+
+
+def test_recurrent_ppo_refuses_a_learning_rate_decay():
+    with pytest.raises(ValueError, match="key 'learning_rate_decay_from': recurrent_ppo keeps a constant"):
         load_config(CONFIGS / "visible_recurrent.yaml", ["learning_rate_decay_from=0"])
 
 
