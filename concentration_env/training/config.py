@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from concentration_env.envs.policy_specs import check_policy_name
-from concentration_env.game.checks import check_choice, check_int, check_number, fail
+from concentration_env.game.checks import check_bool, check_choice, check_int, check_number, fail
 from concentration_env.game.overrides import apply_overrides
 from concentration_env.game.overrides import parse_override as parse_override  # re-exported
 from concentration_env.game.rules import Rules, load_yaml_mapping, resolve_rules
@@ -244,6 +244,8 @@ HYPERPARAMETER_CHECKS: dict[str, Callable[[Any], Any]] = {
     "gamma": _fraction("gamma"),
     "gae_lambda": _fraction("gae_lambda"),
     **{name: _non_negative(name) for name in ("ent_coef", "vf_coef")},
+    **{name: _positive(name) for name in ("target_kl", "value_scale")},
+    "value_trunk": lambda value: check_bool("value_trunk", value),
 }
 
 
@@ -337,6 +339,12 @@ def _check_combination(config: TrainConfig, source: str) -> None:
         raise ValueError(f"{source}: key 'network': 'card_memory' is implemented for algo: recurrent_ppo")
     if config.network in ("per_card", "card_attention") and config.algo != "maskable_ppo":
         raise ValueError(f"{source}: key 'network': {config.network!r} is implemented for algo: maskable_ppo")
+    raw_only = sorted(set(config.hyperparameters) & {"value_trunk", "value_scale"})
+    if config.algo == "recurrent_ppo" and config.network != "card_memory" and raw_only:
+        raise ValueError(
+            f"{source}: key 'hyperparameters': {', '.join(raw_only)} set the value trunk of network: card_memory; "
+            f"network {config.network!r} has none"
+        )
     if config.algo == "recurrent_ppo" and config.resolved_rules.num_players != 1:
         raise ValueError(f"{source}: key 'algo': recurrent_ppo trains solitaire (rules with num_players: 1)")
     if not config.masked and config.resolved_rules.illegal_action == "raise":

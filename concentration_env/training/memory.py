@@ -15,6 +15,13 @@ pooled tokens. Permuting the positions of an observation sequence permutes the l
 Its only read-out is an auxiliary one: from each card's memory, the face last seen there
 (the target, :func:`concentration_env.training.recurrent.remember`, is the agent's own
 earlier observations), weighted by ``recall_coef`` in the loss and never fed to the policy.
+
+With ``value_trunk`` the value reads the cards through layers of its own (the same shape as
+the policy's), from the memory with its gradient stopped, and ``value_scale`` multiplies its
+output: the fix that made the memory-mode attention learner learn (with one trunk, the value
+loss of 52-card returns sets the shared weights and the policy gradient barely moves them),
+here applied to the recurrent one. The memory is then trained by the policy loss and the
+read-out alone.
 """
 
 from __future__ import annotations
@@ -87,42 +94,70 @@ class CardRecurrence(nn.Module, ABC):
         return logits, value, memory, recall
 
 
+class CardMixer(nn.Module):
+    """Card tokens from each card's memory and raw input, then one self-attention layer across
+    the cards (no positions) and a residual mixing layer: ``(..., n, hidden)``."""
+
+    def __init__(self, inputs: int, hidden: int, num_heads: int):
+        super().__init__()
+        self.hidden = hidden
+        self.token = nn.Sequential(nn.Linear(hidden + inputs, hidden), nn.Tanh())
+        self.attention = nn.MultiheadAttention(hidden, num_heads, batch_first=True)
+        self.mix = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh())
+
+    def forward(self, memory: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
+        lead, n = memory.shape[:-2], memory.shape[-2]
+        tokens = self.token(torch.cat([memory, inputs], dim=-1)).reshape(-1, n, self.hidden)
+        attended, _ = self.attention(tokens, tokens, tokens, need_weights=False)
+        tokens = tokens + attended
+        return (tokens + self.mix(tokens)).reshape(*lead, n, self.hidden)
+
+
+def pool(tokens: torch.Tensor) -> torch.Tensor:
+    """Mean and max over the cards: ``(..., 2 * hidden)``, the same for any order of the cards."""
+    return torch.cat([tokens.mean(dim=-2), tokens.max(dim=-2).values], dim=-1)
+
+
 class RawMemoryNet(CardRecurrence):
     """Per-card GRU memory and self-attention across cards on raw observations; see the module docstring."""
 
-    ARGUMENTS = ("num_faces", "num_heads")
+    ARGUMENTS = ("num_faces", "num_heads")  # value_trunk and value_scale travel in the learner's settings
 
-    def __init__(self, num_faces: int, hidden: int = 64, num_heads: int = 4):
+    def __init__(
+        self,
+        num_faces: int,
+        hidden: int = 64,
+        num_heads: int = 4,
+        value_trunk: bool = False,
+        value_scale: float = 1.0,
+    ):
         super().__init__()
         if hidden % num_heads:
             raise ValueError(f"hidden ({hidden}) must be a multiple of num_heads ({num_heads})")
         self.num_faces, self.hidden, self.num_heads = num_faces, hidden, num_heads
+        self.value_trunk, self.value_scale = bool(value_trunk), float(value_scale)
         inputs = num_faces + 1 + len(FLAGS)
         self.cell = nn.GRUCell(inputs, hidden)
-        self.token = nn.Sequential(nn.Linear(hidden + inputs, hidden), nn.Tanh())
-        self.attention = nn.MultiheadAttention(hidden, num_heads, batch_first=True)
-        self.mix = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh())
+        self.cards = CardMixer(inputs, hidden, num_heads)
+        self.value_cards = CardMixer(inputs, hidden, num_heads) if self.value_trunk else None
         self.score = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
         self.value = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
         self.recall = nn.Linear(hidden, num_faces + 1)  # auxiliary only: the face last seen here
         nn.init.orthogonal_(cast(nn.Linear, self.score[-1]).weight, gain=ACTION_GAIN)
 
     @classmethod
-    def from_space(cls, observation_space: Any, hidden: int = 64) -> RawMemoryNet:
+    def from_space(cls, observation_space: Any, hidden: int = 64, **options: Any) -> RawMemoryNet:
         """The network for an env's Dict observation space (its ``cards`` MultiDiscrete
-        holds face id + 1 per position, 0 = not shown)."""
+        holds face id + 1 per position, 0 = not shown); ``options``: ``value_trunk``, ``value_scale``."""
         faces = np.asarray(observation_space["cards"].nvec)
-        return cls(int(faces.max()) - 1, hidden)
+        return cls(int(faces.max()) - 1, hidden, **options)
 
     def card_inputs(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
         onehot = nn.functional.one_hot(obs["cards"].long(), self.num_faces + 1).float()
         return torch.cat([onehot, torch.stack([obs[key].float() for key in FLAGS], dim=-1)], dim=-1)
 
     def heads(self, inputs: torch.Tensor, memory: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        lead, n = memory.shape[:-2], memory.shape[-2]
-        tokens = self.token(torch.cat([memory, inputs], dim=-1)).reshape(-1, n, self.hidden)
-        attended, _ = self.attention(tokens, tokens, tokens, need_weights=False)
-        tokens = tokens + attended
-        tokens = (tokens + self.mix(tokens)).reshape(*lead, n, self.hidden)
-        pooled = torch.cat([tokens.mean(dim=-2), tokens.max(dim=-2).values], dim=-1)
-        return self.score(tokens).squeeze(-1), self.value(pooled).squeeze(-1), self.recall(memory)
+        tokens = self.cards(memory, inputs)
+        value_tokens = tokens if self.value_cards is None else self.value_cards(memory.detach(), inputs)
+        value = self.value(pool(value_tokens)).squeeze(-1) * self.value_scale
+        return self.score(tokens).squeeze(-1), value, self.recall(memory)

@@ -27,6 +27,8 @@ Both train the same way:
   zeroed at episode starts; minibatches split the envs. Only the GRU's hidden side runs step
   by step (:meth:`CardRecurrence.recur`); the read-out, scores, values and losses of every
   step of a minibatch are one batched call (the network's ``heads``).
+- ``target_kl`` (optional) ends an update's epochs at the first minibatch whose estimated KL
+  to the rollout's policy passes 1.5 times it, as SB3's PPO does.
 
 It trains on any SB3 ``VecEnv`` of Dict observations (the batched ``concentration_env.integrations.sb3``
 one, ``vec_env: native``, or SB3's ``DummyVecEnv`` of solitaire envs); masks come from the
@@ -67,9 +69,15 @@ class RecurrentPPOSettings:
     max_grad_norm: float = 0.5
     recall_coef: float = 1.0  # weight of the "which face was last seen here" loss (own observations)
     hidden: int = 64
+    target_kl: float | None = None  # stop the epochs of an update once a minibatch's KL passes 1.5x this
+    # network: card_memory only (RawMemoryNet): a value trunk of its own, and its output's scale.
+    value_trunk: bool = False
+    value_scale: float = 1.0
 
 
 SETTINGS = tuple(f.name for f in dataclasses.fields(RecurrentPPOSettings))
+RAW_NETWORK_SETTINGS = ("value_trunk", "value_scale")  # the settings only network: card_memory reads
+SHAPE_SETTINGS = ("hidden", "value_trunk")  # settings that change the network's parameters
 
 
 class CardMemoryNet(CardRecurrence):
@@ -130,14 +138,23 @@ class CardMemoryNet(CardRecurrence):
 NETWORK_CLASSES: dict[str, type[CardRecurrence]] = {"mlp": CardMemoryNet, "card_memory": RawMemoryNet}
 
 
-def build_network(network: str, observation_space: Any, hidden: int, match: np.ndarray | None = None) -> CardRecurrence:
+def network_options(network: str, settings: RecurrentPPOSettings) -> dict[str, Any]:
+    """The constructor arguments besides ``hidden`` that ``network`` takes from the settings."""
+    if network != "card_memory":
+        return {}
+    return {name: getattr(settings, name) for name in RAW_NETWORK_SETTINGS}
+
+
+def build_network(
+    network: str, observation_space: Any, settings: RecurrentPPOSettings, match: np.ndarray | None = None
+) -> CardRecurrence:
     """A fresh network: ``card_memory`` from the observation space alone, ``mlp`` (the
     engineered one) with the rules' match table."""
     if network == "card_memory":
-        return RawMemoryNet.from_space(observation_space, hidden)
+        return RawMemoryNet.from_space(observation_space, settings.hidden, **network_options(network, settings))
     if match is None:
         raise ValueError(f"network {network!r} needs the rules' match table")
-    return CardMemoryNet(match, hidden)
+    return CardMemoryNet(match, settings.hidden)
 
 
 def masked_distribution(logits: torch.Tensor, mask: torch.Tensor) -> torch.distributions.Categorical:
@@ -176,7 +193,7 @@ class RecurrentPPO:
         self.settings = settings
         self.network = network
         self.num_cards = venv.observation_space["cards"].shape[0]
-        self.net = build_network(network, venv.observation_space, settings.hidden, match)
+        self.net = build_network(network, venv.observation_space, settings, match)
         # foreach: one multi-tensor update instead of a loop over the parameters (same result).
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=settings.learning_rate, eps=1e-5, foreach=True)
         self.num_timesteps = 0
@@ -244,7 +261,10 @@ class RecurrentPPO:
         returns = advantages + values
         num_envs = rewards.shape[1]
         losses = []
+        stopped = False
         for _ in range(s.n_epochs):
+            if stopped:
+                break
             for envs in torch.randperm(num_envs).chunk(s.env_batches):
                 inputs = batch["inputs"][:, envs]
                 # Only the memory is sequential: replay it, then score every step at once.
@@ -255,7 +275,14 @@ class RecurrentPPO:
                 logp, entropy = dist.log_prob(batch["actions"][:, envs]), dist.entropy()
                 adv = advantages[:, envs]
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                ratio = torch.exp(logp - batch["logp"][:, envs])
+                log_ratio = logp - batch["logp"][:, envs]
+                if s.target_kl is not None:
+                    with torch.no_grad():  # SB3's estimate of the KL to the rollout's policy
+                        approx_kl = ((log_ratio.exp() - 1) - log_ratio).mean().item()
+                    if approx_kl > 1.5 * s.target_kl:
+                        stopped = True
+                        break
+                ratio = torch.exp(log_ratio)
                 policy_loss = -torch.min(ratio * adv, ratio.clamp(1 - s.clip_range, 1 + s.clip_range) * adv).mean()
                 value_loss = (value - returns[:, envs]).pow(2).mean()
                 loss = policy_loss + s.vf_coef * value_loss - s.ent_coef * entropy.mean() + s.recall_coef * recall_loss
@@ -269,17 +296,51 @@ class RecurrentPPO:
 
     # -- persistence and acting ------------------------------------------------------------
     def save(self, path: str | Path) -> None:
-        """Save weights and settings to ``path`` (a ``.pt`` file)."""
+        """Save weights, settings and Adam's state to ``path`` (a ``.pt`` file)."""
         torch.save(
             {
                 "state_dict": self.net.state_dict(),
                 "settings": dataclasses.asdict(self.settings),
                 "num_cards": self.num_cards,
                 "network": self.network,
+                "optimizer": self.optimizer.state_dict(),
                 **self.net.arguments(),
             },
             Path(path),
         )
+
+    @classmethod
+    def resume(
+        cls, path: str | Path, venv: Any, settings: RecurrentPPOSettings, timesteps: int, seed: int = 0
+    ) -> RecurrentPPO:
+        """A learner carrying on from a file that :meth:`save` wrote at ``timesteps`` env steps:
+        its network, and Adam's state where the file holds it (files saved before it did start
+        Adam afresh). ``settings`` are the resumed run's, its learning rate included; the
+        network's shape must be the saved one's."""
+        data = check_resumable(path, settings)
+        match = data.get("match")
+        agent = cls(venv, settings, seed=seed, network=data.get("network", "mlp"), match=match)
+        agent.net.load_state_dict(data["state_dict"])
+        if "optimizer" in data:
+            agent.optimizer.load_state_dict(data["optimizer"])
+            for group in agent.optimizer.param_groups:
+                group["lr"] = settings.learning_rate
+        agent.num_timesteps = timesteps
+        return agent
+
+
+def check_resumable(path: str | Path, settings: RecurrentPPOSettings) -> dict[str, Any]:
+    """The contents of a file :meth:`RecurrentPPO.save` wrote, after checking that ``settings``
+    build a network of its shape (a ``ValueError`` naming the settings that differ)."""
+    data = torch.load(Path(path), weights_only=False)
+    saved = RecurrentPPOSettings(**data["settings"])
+    changed = [name for name in SHAPE_SETTINGS if getattr(saved, name) != getattr(settings, name)]
+    if changed:
+        raise ValueError(
+            f"{path}: the saved network has {', '.join(f'{n}={getattr(saved, n)!r}' for n in changed)}; "
+            "a resumed run keeps the network's shape"
+        )
+    return data
 
 
 class RecurrentActor:
@@ -296,8 +357,10 @@ class RecurrentActor:
         data = torch.load(Path(path), weights_only=False)
         settings = RecurrentPPOSettings(**data["settings"])
         # Files saved before the raw network existed name none: they hold the engineered one.
-        network = NETWORK_CLASSES[data.get("network", "mlp")]
-        net = network(**{name: data[name] for name in network.ARGUMENTS}, hidden=settings.hidden)
+        name = data.get("network", "mlp")
+        network = NETWORK_CLASSES[name]
+        arguments = {argument: data[argument] for argument in network.ARGUMENTS}
+        net = network(**arguments, hidden=settings.hidden, **network_options(name, settings))
         net.load_state_dict(data["state_dict"])
         net.eval()
         return cls(net, data["num_cards"])

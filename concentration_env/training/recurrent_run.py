@@ -23,22 +23,36 @@ def build_agent(config: TrainConfig, rules: Rules, venv: Any) -> RecurrentPPO:
     return RecurrentPPO(venv, settings, seed=config.seed, network=config.network, match=match)
 
 
-def train_recurrent(config: TrainConfig, rules: Rules, run_dir: Path, log: Any, progress_bar: bool) -> tuple[int, bool]:
-    """Train a recurrent PPO agent for ``config``; returns (steps, interrupted)."""
+def train_recurrent(
+    config: TrainConfig, rules: Rules, run_dir: Path, log: Any, progress_bar: bool, resume: bool = False
+) -> tuple[int, bool]:
+    """Train a recurrent PPO agent for ``config``; returns (steps, interrupted). ``resume``
+    carries on from the run folder's latest model, on fresh deals, up to ``total_timesteps``."""
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
-    venv = make_vec_env(config, rules, config.num_envs, config.seed)
-    agent = build_agent(config, rules, venv)
+    from concentration_env.training.run import keep_best_at_resume, latest_model
+
+    latest = latest_model(run_dir) if resume else None
+    done = 0 if latest is None else latest[1]
+    venv = make_vec_env(config, rules, config.num_envs, config.seed + done)  # fresh deals after a resume
+    if latest is None:
+        agent = build_agent(config, rules, venv)
+    else:
+        settings = RecurrentPPOSettings(**config.hyperparameters)
+        agent = RecurrentPPO.resume(latest[0], venv, settings, done, seed=config.seed + done)
+        print(f"resuming from {latest[0]} at {done} steps")
     writer = SummaryWriter(str(run_dir / "tb"))
     checkpoints = run_dir / "checkpoints"
     checkpoints.mkdir(exist_ok=True)
-    bar = tqdm(total=config.total_timesteps, unit="step", disable=not progress_bar)
-    marks = {"eval": 0, "checkpoint": 0}
+    bar = tqdm(total=config.total_timesteps, initial=done, unit="step", disable=not progress_bar)
+    marks = {"eval": log.last or 0, "checkpoint": done}
     episode_returns: list[float] = []
 
     def keep(path: Path) -> None:
         agent.save(path.with_suffix(".pt"))
+
+    keep_best_at_resume(log, done, run_dir, ".pt", keep)
 
     def on_rollout(agent: RecurrentPPO, stats: dict) -> bool:
         steps = agent.num_timesteps

@@ -107,12 +107,16 @@ def train(
     import torch
 
     torch.set_num_threads(TORCH_THREADS)
-    if resume and (run_dir is None or config.algo == "recurrent_ppo"):
-        raise ValueError("resume needs the run folder of an SB3 run (maskable_ppo, ppo, dqn)")
+    if resume and run_dir is None:
+        raise ValueError("resume needs the run folder of the run to carry on")
     run_dir = Path(run_dir) if run_dir is not None else new_run_dir(config_name)
     latest = latest_model(run_dir) if resume else None
     if resume and latest is None:  # checked before anything in the folder changes
         raise ValueError(f"--resume {str(run_dir)!r}: no saved model to resume from")
+    if latest is not None and config.algo == "recurrent_ppo":
+        from concentration_env.training.recurrent import RecurrentPPOSettings, check_resumable
+
+        check_resumable(latest[0], RecurrentPPOSettings(**config.hyperparameters))
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(tier_comment(config) + yaml.safe_dump(config.to_dict(), sort_keys=False))
     rules = config.resolved_rules
@@ -126,7 +130,7 @@ def train(
         if config.algo == "recurrent_ppo":
             from concentration_env.training.recurrent_run import train_recurrent
 
-            steps, interrupted = train_recurrent(config, rules, run_dir, log, progress_bar)
+            steps, interrupted = train_recurrent(config, rules, run_dir, log, progress_bar, resume)
         else:
             steps, interrupted = _train_sb3(config, rules, run_dir, log, progress_bar, resume)
     finally:
@@ -164,15 +168,27 @@ def _segments_before(run_dir: Path, start: int) -> list[dict[str, Any]]:
 
 
 def latest_model(run_dir: Path) -> tuple[Path, int] | None:
-    """The newest SB3 model a run folder holds and its env steps: the final model (steps from
-    ``training.json``), periodic checkpoints or league snapshots, whichever is furthest on."""
-    found = [(path, int(path.stem.split("_")[1])) for path in run_dir.glob("checkpoints/model_*_steps.zip")]
-    found += [(path, int(path.stem.split("_")[1])) for path in run_dir.glob("league/snapshot_*.zip")]
+    """The newest model a run folder holds and its env steps: the final model (steps from
+    ``training.json``), periodic checkpoints or league snapshots, whichever is furthest on
+    (``.zip`` for SB3 learners, ``.pt`` for recurrent PPO)."""
+    found = [
+        (path, int(path.stem.split("_")[1]))
+        for pattern in ("checkpoints/model_*_steps.zip", "checkpoints/model_*_steps.pt", "league/snapshot_*.zip")
+        for path in run_dir.glob(pattern)
+    ]
     summary = run_dir / "training.json"
-    if (run_dir / "final_model.zip").is_file() and summary.is_file():
-        found.append((run_dir / "final_model.zip", int(json.loads(summary.read_text())["timesteps"])))
+    for final in (run_dir / "final_model.zip", run_dir / "final_model.pt"):
+        if final.is_file() and summary.is_file():
+            found.append((final, int(json.loads(summary.read_text())["timesteps"])))
     # On a tie the final model wins: a checkpoint at the last step was saved before the last update.
-    return max(found, key=lambda item: (item[1], item[0].name == "final_model.zip")) if found else None
+    return max(found, key=lambda item: (item[1], item[0].stem == "final_model")) if found else None
+
+
+def keep_best_at_resume(log: EvalLog, done: int, run_dir: Path, suffix: str, keep: Callable[[Path], None]) -> None:
+    """Save the model resumed from as the selected one when it is the run's best so far and no
+    selected model is on disk (a run from before selected models were kept)."""
+    if log.selected == done and not (run_dir / SELECTED_MODEL).with_suffix(suffix).is_file():
+        keep(run_dir / SELECTED_MODEL)
 
 
 def _train_sb3(
@@ -200,8 +216,7 @@ def _train_sb3(
     def keep(path: Path) -> None:
         model.save(str(path.with_suffix(".zip")))
 
-    if log.selected == done and not (run_dir / SELECTED_MODEL).with_suffix(".zip").is_file():
-        keep(run_dir / SELECTED_MODEL)  # a run from before selected models were kept, best at the model resumed
+    keep_best_at_resume(log, done, run_dir, ".zip", keep)
 
     class Evaluate(BaseCallback):
         """Every ``eval_freq`` env steps, evaluate the model (masked for masked learners).

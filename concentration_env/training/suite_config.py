@@ -29,7 +29,7 @@ optionally ``extend: {learner: steps}``: those learners' runs on this variant ca
 their budget to ``steps`` env steps in all, resumed from the budget's final model with the same
 settings (so the first segment is the same run as on every other variant; the table shows each
 cell's env steps); ``extend: {learner: {steps: N, set: [key=value, ...]}}`` changes settings
-for the resumed segment (a learning-rate decay, say). Only SB3 learners resume.
+for the resumed segment (a learning-rate decay, say).
 A learner whose config does not load (e.g. a network this build lacks) is kept, marked with
 why, and shown as "learner not available in this build"; every other bad entry is one
 ``ValueError`` naming the file and the key.
@@ -232,9 +232,6 @@ def _variant(source: str, name: str, value: Any, learners: dict[str, Learner]) -
             _fail(
                 source, f"{where}.extend", f"{learner!r} is not a learner of this variant; allowed: {', '.join(names)}"
             )
-        base = learners[learner].base
-        if base is not None and base.algo == "recurrent_ppo":
-            _fail(source, f"{where}.extend", f"{learner!r} trains with recurrent_ppo, which does not resume")
     extensions = {
         str(learner): _extension(source, f"{where}.extend.{learner}", value) for learner, value in extend.items()
     }

@@ -47,6 +47,17 @@ def test_shipped_configs_exist():
         ),
         ("algo: maskable_ppo\nnetwork: card_memory\n", "network", "implemented for algo: recurrent_ppo"),
         ("algo: recurrent_ppo\nhyperparameters: {batch_size: 8}\n", "hyperparameters", "'batch_size'"),
+        (
+            "algo: recurrent_ppo\nnetwork: mlp\nhyperparameters: {value_trunk: true}\n",
+            "hyperparameters",
+            "value_trunk set the value trunk of network: card_memory",
+        ),
+        (
+            "algo: recurrent_ppo\nnetwork: card_memory\nhyperparameters: {value_trunk: 1}\n",
+            "hyperparameters",
+            "True or False",
+        ),
+        ("algo: recurrent_ppo\nhyperparameters: {target_kl: 0}\n", "hyperparameters", "a number > 0.0"),
         ("opponents: []\n", "opponents", "non-empty list"),
         ("policy_kwargs: {hidden: 8}\n", "policy_kwargs", "'hidden' is the width"),
     ],

@@ -1,5 +1,6 @@
 """The raw-tier memory network (``network: card_memory``): built from the observation space
-alone, equivariant to the card positions, trained, saved and played."""
+alone, equivariant to the card positions, its value trunk apart from the memory, trained,
+saved and played."""
 
 import json
 
@@ -13,10 +14,17 @@ from baselines.evaluate import play  # noqa: E402
 from concentration_env.game.rules import Rules  # noqa: E402
 from concentration_env.training import ModelPolicy, load_config, train  # noqa: E402
 from concentration_env.training.memory import RawMemoryNet  # noqa: E402
-from concentration_env.training.recurrent import RecurrentActor, build_network  # noqa: E402
+from concentration_env.training.recurrent import (  # noqa: E402
+    RecurrentActor,
+    RecurrentPPO,
+    RecurrentPPOSettings,
+    build_network,
+)
 
 CONFIG = "configs/train/raw_memory_visible.yaml"
+CONFIG_52 = "configs/train/raw_memory_visible_52.yaml"  # value trunk, value scale, target_kl
 STEPS, BATCH, HIDDEN = 6, 3, 8
+SETTINGS = RecurrentPPOSettings(hidden=HIDDEN)
 TOLERANCE = 1e-5
 
 
@@ -40,7 +48,7 @@ def random_observations(num_faces, n, steps=STEPS):
 
 def test_built_from_the_observation_space_alone():
     space = visible_space(Rules(deck="pictures", pairs=5))
-    net = build_network("card_memory", space, HIDDEN)  # no match table, no Rules
+    net = build_network("card_memory", space, SETTINGS)  # no match table, no Rules
     assert isinstance(net, RawMemoryNet) and net.num_faces == 5
     samples = [space.sample() for _ in range(BATCH)]
     obs = {
@@ -51,12 +59,13 @@ def test_built_from_the_observation_space_alone():
     assert logits.shape == (BATCH, 10) and value.shape == (BATCH,) and recall.shape == (BATCH, 10, 6)
     assert memory.shape == (BATCH, 10, HIDDEN)
     with pytest.raises(ValueError, match="needs the rules' match table"):
-        build_network("mlp", space, HIDDEN)
+        build_network("mlp", space, SETTINGS)
 
 
-def test_permuting_card_positions_permutes_the_logits():
+@pytest.mark.parametrize("value_trunk", [False, True])
+def test_permuting_card_positions_permutes_the_logits(value_trunk):
     torch.manual_seed(0)
-    net = RawMemoryNet(num_faces=4, hidden=HIDDEN, num_heads=2)
+    net = RawMemoryNet(num_faces=4, hidden=HIDDEN, num_heads=2, value_trunk=value_trunk)
     n = 8
     obs = random_observations(net.num_faces, n)
     starts = torch.zeros(STEPS, BATCH)
@@ -94,9 +103,62 @@ def test_a_card_logit_depends_on_what_other_cards_show():
     assert not torch.allclose(before[:, 1:], after[:, 1:])
 
 
-def test_smoke_train_save_reload_and_play(tmp_path):
+def sequence_outputs(net, n=6):
+    obs = random_observations(net.num_faces, n)
+    starts = torch.zeros(STEPS, BATCH)
+    starts[0] = 1.0
+    inputs = net.card_inputs(obs)
+    return net.heads(inputs, net.recur(inputs, net.initial_state(BATCH, n), starts))
+
+
+def test_a_value_trunk_of_its_own_does_not_train_the_memory():
+    """With value_trunk the value loss reaches its own layers only; the policy's reaches the memory."""
+    torch.manual_seed(0)
+    net = RawMemoryNet(num_faces=4, hidden=HIDDEN, num_heads=2, value_trunk=True)
+    logits, value, _ = sequence_outputs(net)
+    value.sum().backward(retain_graph=True)
+    assert net.cell.weight_hh.grad is None and net.cards.token[0].weight.grad is None
+    assert net.value_cards is not None and net.value_cards.token[0].weight.grad.abs().sum() > 0
+    logits.sum().backward()
+    assert net.cell.weight_hh.grad.abs().sum() > 0
+    # One trunk: the value's gradient reaches the memory through the shared layers.
+    shared = RawMemoryNet(num_faces=4, hidden=HIDDEN, num_heads=2)
+    sequence_outputs(shared)[1].sum().backward()
+    assert shared.value_cards is None and shared.cell.weight_hh.grad.abs().sum() > 0
+
+
+def test_value_scale_multiplies_the_value():
+    torch.manual_seed(0)
+    plain = RawMemoryNet(num_faces=4, hidden=HIDDEN, num_heads=2, value_trunk=True)
+    scaled = RawMemoryNet(num_faces=4, hidden=HIDDEN, num_heads=2, value_trunk=True, value_scale=30.0)
+    scaled.load_state_dict(plain.state_dict())
+    with torch.no_grad():
+        logits, value, _ = sequence_outputs(plain)
+        logits_scaled, value_scaled, _ = sequence_outputs(scaled)
+    torch.testing.assert_close(value_scaled, 30.0 * value)
+    torch.testing.assert_close(logits_scaled, logits)
+
+
+@pytest.mark.parametrize("target_kl, stops", [(None, False), (1e-9, True)])
+def test_target_kl_stops_the_epochs_of_an_update(target_kl, stops):
+    """A tiny target_kl ends the update after its first minibatch moved the policy; none runs every one."""
+    config = load_config(CONFIG, ["rules.pairs=3", "num_envs=8"])
+    from concentration_env.training.envs import make_vec_env
+
+    venv = make_vec_env(config, config.resolved_rules, 8, 0)
+    settings = RecurrentPPOSettings(n_steps=16, n_epochs=3, env_batches=2, hidden=HIDDEN, target_kl=target_kl)
+    agent = RecurrentPPO(venv, settings, network="card_memory")
+    steps = []
+    step = agent.optimizer.step
+    agent.optimizer.step = lambda *args, **kwargs: (steps.append(1), step(*args, **kwargs))[1]
+    agent.learn(16 * 8)
+    assert len(steps) == (1 if stops else settings.n_epochs * settings.env_batches)
+
+
+@pytest.mark.parametrize("config_path", [CONFIG, CONFIG_52])
+def test_smoke_train_save_reload_and_play(tmp_path, config_path):
     overrides = [
-        "rules.pairs=3",
+        "rules=toddler" if config_path == CONFIG_52 else "rules.pairs=3",
         "num_envs=8",
         "hyperparameters.n_steps=16",
         "hyperparameters.n_epochs=2",
@@ -105,7 +167,7 @@ def test_smoke_train_save_reload_and_play(tmp_path):
         "eval_episodes=4",
         "checkpoint_freq=1500",
     ]
-    config = load_config(CONFIG, overrides)
+    config = load_config(config_path, overrides)
     assert config.tier == "raw" and config.network == "card_memory"
     run_dir = train(config, "raw_memory_visible", tmp_path / "run", progress_bar=False)
     summary = json.loads((run_dir / "training.json").read_text())
@@ -115,6 +177,8 @@ def test_smoke_train_save_reload_and_play(tmp_path):
     assert saved["network"] == "card_memory" and "match" not in saved
     actor = RecurrentActor.load(run_dir / "final_model.pt")
     assert isinstance(actor.net, RawMemoryNet)
+    assert actor.net.value_trunk == config.hyperparameters.get("value_trunk", False)
+    assert actor.net.value_scale == config.hyperparameters.get("value_scale", 1.0)
     for name, tensor in actor.net.state_dict().items():
         torch.testing.assert_close(tensor, saved["state_dict"][name])
 

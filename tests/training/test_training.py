@@ -396,3 +396,36 @@ def test_a_resumed_run_decays_its_learning_rate(smoke_runs, tmp_path):
     assert model.learning_rate == LinearDecay(start, 0.0, steps, steps + 512)
     # The last update ran near the end of the decay, at a small share of the starting rate.
     assert 0.0 <= model.policy.optimizer.param_groups[0]["lr"] < 0.5 * start
+
+
+def test_a_recurrent_run_resumes_with_its_optimizer(smoke_runs, tmp_path):
+    import shutil
+
+    import torch
+
+    config, trained = smoke_runs("raw_memory_visible_52")
+    run_dir = shutil.copytree(trained, tmp_path / "run")
+    steps = json.loads((run_dir / "training.json").read_text())["timesteps"]
+    before = torch.load(run_dir / "final_model.pt", weights_only=False)["optimizer"]
+    hyperparameters = {**config.hyperparameters, "learning_rate": 2e-4}
+    longer = config_from_mapping(
+        {**config.to_dict(), "hyperparameters": hyperparameters, "total_timesteps": steps + 256}
+    )
+    train(longer, "raw_memory_visible_52", run_dir, progress_bar=False, resume=True)
+    summary = json.loads((run_dir / "training.json").read_text())
+    assert summary["timesteps"] >= steps + 256
+    assert [segment["from"] for segment in summary["segments"]] == [0, steps]
+    timesteps = list(read_eval_csv(run_dir / "eval.csv")["timesteps"])
+    assert timesteps == sorted(set(timesteps)) and timesteps[-1] == summary["timesteps"]
+    after = torch.load(run_dir / "final_model.pt", weights_only=False)["optimizer"]
+    # Adam carried on from its saved state (its step count went on), at the resumed run's rate.
+    first = next(iter(after["state"]))
+    assert after["state"][first]["step"] > before["state"][first]["step"]
+    assert after["param_groups"][0]["lr"] == 2e-4
+    wider = config_from_mapping(
+        {**config.to_dict(), "hyperparameters": {**hyperparameters, "hidden": 16}, "total_timesteps": steps + 512}
+    )
+    written = {name: (run_dir / name).read_text() for name in ("config.yaml", "eval.csv", "training.json")}
+    with pytest.raises(ValueError, match="the saved network has hidden=32"):
+        train(wider, "raw_memory_visible_52", run_dir, progress_bar=False, resume=True)
+    assert {name: (run_dir / name).read_text() for name in written} == written  # refused before any change
