@@ -13,6 +13,7 @@ from concentration_env.training.config import TrainConfig
 from concentration_env.training.envs import make_vec_env
 from concentration_env.training.model_policy import ModelPolicy
 from concentration_env.training.recurrent import RecurrentPPO, RecurrentPPOSettings
+from concentration_env.training.run_folder import keep_best_at_resume, latest_model
 
 
 def build_agent(config: TrainConfig, rules: Rules, venv: Any) -> RecurrentPPO:
@@ -30,8 +31,6 @@ def train_recurrent(
     carries on from the run folder's latest model, on fresh deals, up to ``total_timesteps``."""
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
-
-    from concentration_env.training.run import keep_best_at_resume, latest_model
 
     latest = latest_model(run_dir) if resume else None
     done = 0 if latest is None else latest[1]
@@ -52,7 +51,7 @@ def train_recurrent(
     def keep(path: Path) -> None:
         agent.save(path.with_suffix(".pt"))
 
-    keep_best_at_resume(log, done, run_dir, ".pt", keep)
+    keep_best_at_resume(log.selected, done, run_dir, ".pt", keep)
 
     def on_rollout(agent: RecurrentPPO, stats: dict) -> bool:
         steps = agent.num_timesteps

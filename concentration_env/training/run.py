@@ -26,6 +26,8 @@ from concentration_env.training.run_folder import (
     best_row,
     eval_rows,
     eval_score,
+    keep_best_at_resume,
+    latest_model,
     new_run_dir,
     read_eval_csv,
 )
@@ -167,30 +169,6 @@ def _segments_before(run_dir: Path, start: int) -> list[dict[str, Any]]:
     return [segment for segment in segments if segment["to"] <= start]
 
 
-def latest_model(run_dir: Path) -> tuple[Path, int] | None:
-    """The newest model a run folder holds and its env steps: the final model (steps from
-    ``training.json``), periodic checkpoints or league snapshots, whichever is furthest on
-    (``.zip`` for SB3 learners, ``.pt`` for recurrent PPO)."""
-    found = [
-        (path, int(path.stem.split("_")[1]))
-        for pattern in ("checkpoints/model_*_steps.zip", "checkpoints/model_*_steps.pt", "league/snapshot_*.zip")
-        for path in run_dir.glob(pattern)
-    ]
-    summary = run_dir / "training.json"
-    for final in (run_dir / "final_model.zip", run_dir / "final_model.pt"):
-        if final.is_file() and summary.is_file():
-            found.append((final, int(json.loads(summary.read_text())["timesteps"])))
-    # On a tie the final model wins: a checkpoint at the last step was saved before the last update.
-    return max(found, key=lambda item: (item[1], item[0].stem == "final_model")) if found else None
-
-
-def keep_best_at_resume(log: EvalLog, done: int, run_dir: Path, suffix: str, keep: Callable[[Path], None]) -> None:
-    """Save the model resumed from as the selected one when it is the run's best so far and no
-    selected model is on disk (a run from before selected models were kept)."""
-    if log.selected == done and not (run_dir / SELECTED_MODEL).with_suffix(suffix).is_file():
-        keep(run_dir / SELECTED_MODEL)
-
-
 def _train_sb3(
     config: TrainConfig, rules: Rules, run_dir: Path, log: EvalLog, progress_bar: bool, resume: bool = False
 ) -> tuple[int, bool]:
@@ -216,7 +194,7 @@ def _train_sb3(
     def keep(path: Path) -> None:
         model.save(str(path.with_suffix(".zip")))
 
-    keep_best_at_resume(log, done, run_dir, ".zip", keep)
+    keep_best_at_resume(log.selected, done, run_dir, ".zip", keep)
 
     class Evaluate(BaseCallback):
         """Every ``eval_freq`` env steps, evaluate the model (masked for masked learners).

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -107,3 +107,30 @@ def read_run_config(folder: str | Path) -> dict[str, Any]:
     if not path.is_file():
         raise FileNotFoundError(f"{folder}: no config.yaml next to the model")
     return yaml.safe_load(path.read_text())
+
+
+def latest_model(run_dir: Path) -> tuple[Path, int] | None:
+    """The newest model a run folder holds and its env steps: the final model (steps from
+    ``training.json``), periodic checkpoints or league snapshots, whichever is furthest on
+    (``.zip`` for SB3 learners, ``.pt`` for recurrent PPO)."""
+    found = [
+        (path, int(path.stem.split("_")[1]))
+        for pattern in ("checkpoints/model_*_steps.zip", "checkpoints/model_*_steps.pt", "league/snapshot_*.zip")
+        for path in run_dir.glob(pattern)
+    ]
+    summary = run_dir / "training.json"
+    for final in (run_dir / "final_model.zip", run_dir / "final_model.pt"):
+        if final.is_file() and summary.is_file():
+            found.append((final, int(json.loads(summary.read_text())["timesteps"])))
+    # On a tie the final model wins: a checkpoint at the last step was saved before the last update.
+    return max(found, key=lambda item: (item[1], item[0].stem == "final_model")) if found else None
+
+
+def keep_best_at_resume(
+    selected: int | None, done: int, run_dir: Path, suffix: str, keep: Callable[[Path], None]
+) -> None:
+    """Save the model resumed from (its save is ``keep``) as the selected one when it is the
+    run's best so far (``selected``: the env steps of the best ``eval.csv`` row) and no selected
+    model is on disk: a run from before selected models were kept."""
+    if selected == done and not (run_dir / SELECTED_MODEL).with_suffix(suffix).is_file():
+        keep(run_dir / SELECTED_MODEL)

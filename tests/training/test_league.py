@@ -120,7 +120,7 @@ def test_smoke_self_play_with_two_snapshots(league_run):
 
 def test_resume_carries_on_from_the_latest_model_and_pool(league_run):
     from concentration_env.training.cli import train_main
-    from concentration_env.training.run import latest_model
+    from concentration_env.training.run_folder import latest_model
 
     _, run_dir = league_run
     path, steps = latest_model(run_dir)

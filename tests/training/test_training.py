@@ -190,7 +190,7 @@ def test_selected_model_of_runs_with_and_without_a_saved_one(tmp_path):
 def test_resuming_an_older_run_keeps_its_best_model_as_selected(smoke_runs, tmp_path):
     import shutil
 
-    from concentration_env.training.run import latest_model
+    from concentration_env.training.run_folder import latest_model
 
     config, trained = smoke_runs("solitaire_ppo")
     run_dir = shutil.copytree(trained, tmp_path / "old")
