@@ -244,7 +244,8 @@ HYPERPARAMETER_CHECKS: dict[str, Callable[[Any], Any]] = {
     "gamma": _fraction("gamma"),
     "gae_lambda": _fraction("gae_lambda"),
     **{name: _non_negative(name) for name in ("ent_coef", "vf_coef")},
-    **{name: _positive(name) for name in ("target_kl", "value_scale")},
+    "value_scale": _positive("value_scale"),
+    "target_kl": lambda value: None if value is None else _positive("target_kl")(value),  # null: no early stop
     "value_trunk": lambda value: check_bool("value_trunk", value),
 }
 

@@ -70,6 +70,12 @@ def test_bad_configs_name_the_file_and_key(tmp_path, text, key, why):
     assert str(path) in message and repr(key) in message and why in message
 
 
+@pytest.mark.parametrize("algo", ["maskable_ppo", "recurrent_ppo"])
+def test_a_null_target_kl_means_no_early_stop(tmp_path, algo):
+    config = load_config(write(tmp_path, f"algo: {algo}\nhyperparameters: {{target_kl: null}}\n"))
+    assert config.hyperparameters == {"target_kl": None}
+
+
 def test_missing_file_and_bad_yaml(tmp_path):
     with pytest.raises(ValueError, match="no such config file"):
         load_config(tmp_path / "absent.yaml")
