@@ -93,6 +93,15 @@ class CardRecurrence(nn.Module, ABC):
         logits, value, recall = self.heads(inputs, memory)
         return logits, value, memory, recall
 
+    def logits(self, inputs: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
+        """The logits of :meth:`heads` alone; a subclass may skip the heads that playing does not need."""
+        return self.heads(inputs, memory)[0]
+
+    def act(self, inputs: torch.Tensor, memory: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """One flip of games under way, for playing (no value, no read-out): (logits, memory)."""
+        memory = self.recur(inputs[None], memory, torch.zeros(1, len(inputs)))[0]
+        return self.logits(inputs, memory), memory
+
 
 class CardMixer(nn.Module):
     """Card tokens from each card's memory and raw input, then one self-attention layer across
@@ -161,3 +170,7 @@ class RawMemoryNet(CardRecurrence):
         value_tokens = tokens if self.value_cards is None else self.value_cards(memory.detach(), inputs)
         value = self.value(pool(value_tokens)).squeeze(-1) * self.value_scale
         return self.score(tokens).squeeze(-1), value, self.recall(memory)
+
+    def logits(self, inputs: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
+        # The value trunk is as costly as the policy's, and playing needs neither it nor the read-out.
+        return self.score(self.cards(memory, inputs)).squeeze(-1)

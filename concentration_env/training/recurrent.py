@@ -379,7 +379,7 @@ class RecurrentActor:
         observations; updates the memory."""
         obs = obs_tensors(observations)
         with torch.no_grad():
-            logits, _, self.memory, _ = self.net.step(self.net.card_inputs(obs), self.memory)
+            logits, self.memory = self.net.act(self.net.card_inputs(obs), self.memory)
             probs = masked_distribution(logits, obs["action_mask"].bool()).probs
             if deterministic:
                 return probs.argmax(dim=1).numpy()

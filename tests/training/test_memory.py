@@ -103,6 +103,30 @@ def test_a_card_logit_depends_on_what_other_cards_show():
     assert not torch.allclose(before[:, 1:], after[:, 1:])
 
 
+@pytest.mark.parametrize("network", ["card_memory", "card_memory_value_trunk", "mlp"])
+def test_playing_gives_the_logits_and_memory_of_a_training_step(network):
+    """``act`` (what a saved model plays with) skips the value and read-out heads, and its
+    logits and memory are those of ``step``, to the bit, flip after flip."""
+    torch.manual_seed(0)
+    rules = Rules(deck="pictures", pairs=4)
+    if network == "mlp":
+        from concentration_env.game.core import compile_rules
+        from concentration_env.training.recurrent import CardMemoryNet
+
+        net = CardMemoryNet(compile_rules(rules).match, hidden=HIDDEN)
+    else:
+        net = RawMemoryNet(num_faces=4, hidden=HIDDEN, num_heads=2, value_trunk=network.endswith("trunk"))
+    obs = random_observations(4, 8)
+    trained = played = net.initial_state(BATCH, 8)
+    with torch.no_grad():
+        for t in range(STEPS):
+            inputs = net.card_inputs({key: value[t] for key, value in obs.items()})
+            logits, _, trained, _ = net.step(inputs, trained)
+            logits_played, played = net.act(inputs, played)
+            assert torch.equal(logits_played, logits) and torch.equal(played, trained)
+    assert logits.std(dim=-1).min() > 0  # not a check of constant scores
+
+
 def sequence_outputs(net, n=6):
     obs = random_observations(net.num_faces, n)
     starts = torch.zeros(STEPS, BATCH)
