@@ -6,7 +6,13 @@ memory mode, the batched SB3 VecEnv) and trained in the same process with one to
 in alternating rounds of whole rollouts and updates, so that a busy machine slows both
 alike. It prints each learner's median env-steps per wall second and per CPU second, their
 ratio, and a cProfile summary of one attention iteration: rollout (of which the env) vs
-update.
+update. Last, each learner's *network ceiling*, with 1 and 2 torch threads: samples per
+second of its policy's forward pass on batches of ``num_envs`` (no gradient: what one rollout
+step runs) and of one update step on minibatches of ``batch_size`` (``evaluate_actions``,
+backward, the optimizer's step), on the observations of its last rollout. Every env step
+costs one forward and ``n_epochs`` update passes, so ``1 / (1 / forward + n_epochs / update)``
+is the env-steps/s that training would reach if the network were all it ran: a free env and
+free SB3 code would not take it past that (up to the timing noise of a shared machine).
 
     python scripts/bench_train_speed.py [--rounds 3] [--iterations 1]
 """
@@ -31,6 +37,8 @@ LEARNERS = {
     "maskable_throughput": ROOT / "configs" / "train" / "maskable_throughput.yaml",
 }
 TARGET_STEPS_PER_S = 20_000  # the issue's goal for the raw learner on an idle 2-core machine
+CEILING_THREADS = (1, 2)  # this machine's cores
+CEILING_SECONDS = 2.0  # each network timing runs at least this long
 # Where one iteration's time goes: (label, function name, file the function is in).
 PHASES = (
     ("rollout", "collect_rollouts", "ppo_mask.py"),
@@ -77,6 +85,65 @@ def profile(model, steps: int) -> None:
     stats.sort_stats("tottime").print_stats(8)
 
 
+def samples_per_second(work) -> float:
+    """Samples per second of ``work()`` (which returns the samples it did), after one warm-up call."""
+    work()
+    done, began = 0, time.perf_counter()
+    while time.perf_counter() - began < CEILING_SECONDS:
+        done += work()
+    return done / (time.perf_counter() - began)
+
+
+def ceilings(model) -> dict[int, tuple[float, float, float]]:
+    """Per torch thread count: the policy's forward and update samples per second on its last
+    rollout, and the env-steps/s they leave room for (see the module docstring)."""
+    import torch
+
+    policy, buffer, batch_size = model.policy, model.rollout_buffer, model.batch_size
+    sample = next(buffer.get(batch_size))
+    masked = hasattr(sample, "action_masks")
+
+    def rows(count: int) -> tuple[dict, dict]:
+        obs = {key: value[:count] for key, value in sample.observations.items()}
+        return obs, ({"action_masks": sample.action_masks[:count]} if masked else {})
+
+    step_obs, step_masks = rows(model.n_envs)
+    update_obs, update_masks = rows(batch_size)
+    actions = sample.actions.long().flatten()
+
+    def forward() -> int:
+        with torch.no_grad():
+            policy(step_obs, **step_masks)
+        return model.n_envs
+
+    def update() -> int:
+        values, log_prob, entropy = policy.evaluate_actions(update_obs, actions, **update_masks)
+        loss = values.pow(2).mean() - log_prob.mean() - (0.0 if entropy is None else entropy.mean())
+        policy.optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(policy.parameters(), model.max_grad_norm)
+        policy.optimizer.step()
+        return batch_size
+
+    found = {}
+    for threads in CEILING_THREADS:
+        torch.set_num_threads(threads)
+        ahead, back = samples_per_second(forward), samples_per_second(update)
+        found[threads] = (ahead, back, 1.0 / (1.0 / ahead + model.n_epochs / back))
+    torch.set_num_threads(1)
+    return found
+
+
+def print_ceilings(models: dict) -> None:
+    print("\nnetwork ceilings: samples/s of the policy alone, and the env-steps/s they leave room for")
+    for name, (model, _) in models.items():
+        for threads, (ahead, back, bound) in ceilings(model).items():
+            print(
+                f"  {name:20s} {threads} thread(s): forward {ahead:9,.0f} (batch {model.n_envs}), "
+                f"update {back:9,.0f} (batch {model.batch_size}) x {model.n_epochs} epochs -> {bound:9,.0f} env-steps/s"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3, help="alternating timed rounds per learner")
@@ -104,6 +171,7 @@ def main() -> None:
     verdict = "met" if ours[1] >= TARGET_STEPS_PER_S else "NOT met"
     print(f"target {TARGET_STEPS_PER_S:,} env-steps/s for the raw learner: {verdict} (per CPU second)")
     profile(*models["raw attention"])
+    print_ceilings(models)
 
 
 if __name__ == "__main__":
