@@ -26,13 +26,33 @@ Features of card ``i`` (rows of the ``(num_cards, NUM_CARD_FEATURES)`` array, in
 ==================  ===========================================================================
 
 Global features repeat on every row so that a per-card network sees its context.
+
+:func:`count_features` (the feature set ``count_features``) appends two public counts, each
+one-hot over ``0 .. num_cards // 2`` and repeated on every row:
+
+==================  ===========================================================================
+``unseen_pairs``    (unknown cards - lone known cards) // 2: on a deck where every card has one
+                    partner, the number of pairs of which no card has been seen
+``lone_known``      cards on the table whose face is known and that have no known partner
+==================  ===========================================================================
+
+Why one-hot counts: the exact two-player optimum on one-partner decks turns on the parity
+of these counts. With the extra-turn rule, after a new first card that pairs with nothing,
+it turns a known card on purpose when the unseen pairs before the turn are even and a
+second unknown card when they are odd, in every position but one (Zwick and Paterson's
+rule; ``tests/baselines/test_optimal.py`` checks it on the DP); under one flip the choice
+alternates mostly with the parity of the lone known cards. ``unknown_frac`` and
+``removed_frac`` carry the same numbers, but a small network does not read a parity off a
+fraction; from a one-hot count it is one weight per value.
+
 :class:`CardFeatures` wraps a single Gymnasium env; :class:`VecCardFeatures` wraps an SB3
 ``VecEnv`` (for example the batched one of ``concentration_env.integrations.sb3``); both call the one
-batched function.
+batched function of the feature set they are given (:data:`FEATURE_SETS`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
 import gymnasium as gym
@@ -81,37 +101,81 @@ def card_features(game: Game, obs: dict[str, np.ndarray]) -> np.ndarray:
     return out
 
 
-def features_space(game: Game) -> gym.spaces.Box:
-    """The observation space of :func:`card_features` for one game."""
-    return gym.spaces.Box(0.0, 1.0, shape=(game.num_cards, NUM_CARD_FEATURES), dtype=np.float32)
+COUNT_FEATURES = ("unseen_pairs", "lone_known")  # each one-hot over 0 .. num_cards // 2
+_COLUMN = {name: k for k, name in enumerate(FEATURE_NAMES)}
+
+
+def count_width(game: Game) -> int:
+    """How many values one count's one-hot takes: ``num_cards // 2 + 1``."""
+    return game.num_cards // 2 + 1
+
+
+def count_features(game: Game, obs: dict[str, np.ndarray]) -> np.ndarray:
+    """:func:`card_features` followed by the one-hot counts of :data:`COUNT_FEATURES`:
+    ``(B, num_cards, NUM_CARD_FEATURES + 2 * count_width(game))`` float32."""
+    base = card_features(game, obs)
+    on_table = base[..., _COLUMN["removed"]] == 0
+    known = (base[..., _COLUMN["known"]] + base[..., _COLUMN["face_up"]] > 0) & on_table
+    lone = (known & (base[..., _COLUMN["known_pair"]] == 0)).sum(axis=1)
+    unknown = (base[..., _COLUMN["unknown"]] > 0).sum(axis=1)
+    width = count_width(game)
+    counts = [np.clip((unknown - lone) // 2, 0, width - 1), np.clip(lone, 0, width - 1)]
+    out = np.zeros(base.shape[:2] + (base.shape[2] + len(counts) * width,), dtype=np.float32)
+    out[..., : base.shape[2]] = base
+    rows = np.arange(len(base))
+    for k, count in enumerate(counts):
+        out[rows, :, base.shape[2] + k * width + count] = 1.0
+    return out
+
+
+# Feature set name (a config's ``features``) -> its batched function.
+FEATURE_SETS: dict[str, Callable[[Game, dict[str, np.ndarray]], np.ndarray]] = {
+    "card_features": card_features,
+    "count_features": count_features,
+}
+
+
+def _feature_function(feature_set: str) -> Callable[[Game, dict[str, np.ndarray]], np.ndarray]:
+    if feature_set not in FEATURE_SETS:
+        raise ValueError(f"invalid feature_set={feature_set!r}; allowed: {' | '.join(FEATURE_SETS)}")
+    return FEATURE_SETS[feature_set]
+
+
+def features_space(game: Game, feature_set: str = "card_features") -> gym.spaces.Box:
+    """The observation space of one feature set (:data:`FEATURE_SETS`) for one game."""
+    width = NUM_CARD_FEATURES + (2 * count_width(game) if _feature_function(feature_set) is count_features else 0)
+    return gym.spaces.Box(0.0, 1.0, shape=(game.num_cards, width), dtype=np.float32)
 
 
 class CardFeatures(gym.ObservationWrapper):
-    """Replace the observation with :func:`card_features`: a ``Box(0, 1, (num_cards,
-    NUM_CARD_FEATURES))``. ``action_masks()`` still reaches the wrapped env."""
+    """Replace the observation with a feature set (:func:`card_features` by default): a
+    ``Box(0, 1, (num_cards, width))``. ``action_masks()`` still reaches the wrapped env."""
 
-    def __init__(self, env: gym.Env):
+    def __init__(self, env: gym.Env, feature_set: str = "card_features"):
         super().__init__(env)
+        self.features = _feature_function(feature_set)
         self.game: Game = env.unwrapped.game  # type: ignore[attr-defined]  # our envs add ``game`` to gym.Env
-        self.observation_space = features_space(self.game)
+        self.observation_space = features_space(self.game, feature_set)
 
     def observation(self, observation: dict[str, np.ndarray]) -> np.ndarray:
-        return card_features(self.game, {k: v[None] for k, v in observation.items()})[0]
+        return self.features(self.game, {k: v[None] for k, v in observation.items()})[0]
 
 
-def vec_card_features(venv: Any, rules) -> Any:
-    """Wrap an SB3 ``VecEnv`` of Dict observations so it observes :func:`card_features`."""
+def vec_card_features(venv: Any, rules, feature_set: str = "card_features") -> Any:
+    """Wrap an SB3 ``VecEnv`` of Dict observations so it observes a feature set."""
     from stable_baselines3.common.vec_env import VecEnvWrapper  # SB3 is an optional extra
 
+    features = _feature_function(feature_set)
+
     class VecCardFeatures(VecEnvWrapper):
-        """SB3 ``VecEnv`` wrapper computing :func:`card_features` for the whole batch at once."""
+        """SB3 ``VecEnv`` wrapper computing the features for the whole batch at once."""
 
         def __init__(self, venv: Any):
             self.game = compile_rules(rules)
-            super().__init__(venv, observation_space=features_space(self.game))
+            super().__init__(venv, observation_space=features_space(self.game, feature_set))
 
         def reset(self) -> np.ndarray:
-            return card_features(self.game, cast(dict[str, np.ndarray], self.venv.reset()))  # a Dict-space VecEnv
+            return features(self.game, cast(dict[str, np.ndarray], self.venv.reset()))  # a Dict-space VecEnv
 
         def step_wait(self):
             obs, rewards, dones, infos = self.venv.step_wait()
@@ -119,7 +183,7 @@ def vec_card_features(venv: Any, rules) -> Any:
                 terminal = infos[index].get("terminal_observation")
                 if terminal is not None:
                     batch = {k: np.asarray(v)[None] for k, v in terminal.items()}
-                    infos[index]["terminal_observation"] = card_features(self.game, batch)[0]
-            return card_features(self.game, cast(dict[str, np.ndarray], obs)), rewards, dones, infos
+                    infos[index]["terminal_observation"] = features(self.game, batch)[0]
+            return features(self.game, cast(dict[str, np.ndarray], obs)), rewards, dones, infos
 
     return VecCardFeatures(venv)

@@ -130,6 +130,22 @@ def entrants(agents: list[str], baselines: list[str], rules: Rules) -> list[Entr
     return chosen
 
 
+def rules_from_arguments(games: int, seed: int, preset: str, overrides: list[str], players: int) -> Rules:
+    """The rules of a command line's ``--rules`` preset and ``--set field=value`` overrides,
+    after checking ``--games`` and ``--seed``; ``ValueError`` naming the bad one."""
+    from concentration_env.game.checks import check_int
+    from concentration_env.game.overrides import parse_override
+    from concentration_env.game.rules import resolve_rules
+
+    check_int("--games", games, 1)
+    check_int("--seed", seed, 0)
+    fields = {}
+    for text in overrides:
+        keys, value = parse_override(text, "field=value")
+        fields[".".join(keys)] = value
+    return resolve_rules(preset, **{**fields, "num_players": players})
+
+
 def main(argv: list[str] | None = None) -> int:
     """``scripts/crosstable.py``: play the crosstable and write its files; 2 on bad input."""
     parser = argparse.ArgumentParser(
@@ -146,18 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="benchmarks/crosstable", help="output folder")
     args = parser.parse_args(argv)
-    from concentration_env.game.checks import check_int
-    from concentration_env.game.overrides import parse_override
-    from concentration_env.game.rules import resolve_rules
-
     try:
-        check_int("--games", args.games, 1)
-        check_int("--seed", args.seed, 0)
-        fields = {}
-        for text in args.set:
-            keys, value = parse_override(text, "field=value")
-            fields[".".join(keys)] = value
-        rules = resolve_rules(args.rules, **{**fields, "num_players": args.players})
+        rules = rules_from_arguments(args.games, args.seed, args.rules, args.set, args.players)
         if rules.num_players < 2:
             raise ValueError(f"--players {args.players}: a crosstable needs 2 or more players")
         field = entrants(args.agents, args.baselines, rules)

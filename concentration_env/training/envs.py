@@ -58,8 +58,8 @@ def env_factory(config: TrainConfig, rules: Rules, index: int = 0, monitor: bool
             from stable_baselines3.common.monitor import Monitor
 
             env = Monitor(env)
-        if config.features == "card_features":
-            env = CardFeatures(env)
+        if config.features != "raw":
+            env = CardFeatures(env, config.features)
         return env
 
     return make
@@ -87,8 +87,8 @@ def make_vec_env(config: TrainConfig, rules: Rules, num_envs: int, seed: int, ki
                 **versus,
             )
         )
-        if config.features == "card_features":
-            venv = vec_card_features(venv, rules)
+        if config.features != "raw":
+            venv = vec_card_features(venv, rules, config.features)
     else:
         from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from concentration_env.envs.features import card_features
+from concentration_env.envs.features import FEATURE_SETS
 from concentration_env.game.core import compile_rules
 from concentration_env.game.rules import Rules
 from concentration_env.training.config import TrainConfig, config_from_mapping
@@ -157,8 +157,8 @@ class ModelPolicy:
         if self._actor is not None:
             return self._actor.act_batch(board, self.deterministic)
         assert self._model is not None  # _setup keeps either a recurrent actor or an SB3 model
-        if self.config.features == "card_features":
-            model_obs: Any = card_features(self.game, board)
+        if self.config.features != "raw":
+            model_obs: Any = FEATURE_SETS[self.config.features](self.game, board)
         else:
             model_obs = {key: board.get(key, observations.get(key)) for key in self._model.observation_space.spaces}
             missing = sorted(key for key, value in model_obs.items() if value is None)

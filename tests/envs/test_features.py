@@ -1,11 +1,13 @@
 """Per-card features: each one recomputed from the hidden game state and compared."""
 
+import re
+
 import gymnasium as gym
 import numpy as np
 import pytest
 
 import concentration_env
-from concentration_env.envs.features import FEATURE_NAMES, NUM_CARD_FEATURES, CardFeatures
+from concentration_env.envs.features import FEATURE_NAMES, NUM_CARD_FEATURES, CardFeatures, count_width
 from concentration_env.game import core
 
 RULE_SETS = [
@@ -66,21 +68,62 @@ def test_features_match_the_god_view_through_random_games(fields, mode):
         assert seen_matches > 0  # the interesting feature was exercised
 
 
+def expected_counts(game, state) -> tuple[int, int]:
+    """Unseen pairs and lone known cards from the god view (memory mode, batch row 0)."""
+    faces, removed = state.faces[0], state.removed[0]
+    known = (state.seen[0] | core.face_up(state)[0]) & ~removed
+    n = len(faces)
+    partners = game.match[faces[:, None], faces[None, :]] & ~np.eye(n, dtype=bool)
+    lone = known & ~(partners & known[None, :]).any(axis=1)
+    return (int((~known & ~removed).sum()) - int(lone.sum())) // 2, int(lone.sum())
+
+
+@pytest.mark.parametrize("fields", [{"deck": "pictures", "pairs": 6}, {}, {"rules": "toddler"}])
+def test_count_features_match_the_god_view_through_random_games(fields):
+    env = CardFeatures(gym.make("Concentration-v0", **fields), "count_features")
+    game = env.unwrapped.game
+    width = count_width(game)
+    assert env.observation_space.shape == (game.num_cards, NUM_CARD_FEATURES + 2 * width)
+    one_partner = np.all(game.match.sum(axis=1)[game.deck] == 1)  # every face pairs with one face
+    rng = np.random.default_rng(3)
+    obs, info = env.reset(seed=4)
+    counts_seen = set()
+    for _ in range(400):
+        state = env.unwrapped._state
+        unseen, lone = expected_counts(game, state)
+        blocks = obs[:, NUM_CARD_FEATURES:].reshape(game.num_cards, 2, width)
+        np.testing.assert_array_equal(blocks.sum(axis=2), 1)  # one-hot, on every row alike
+        np.testing.assert_array_equal(blocks.argmax(axis=2), np.tile([unseen, lone], (game.num_cards, 1)))
+        if one_partner:  # the count is then the pairs of which no card is known
+            known = state.seen[0] | core.face_up(state)[0]
+            untouched = [f for f in set(state.faces[0]) if not (known | state.removed[0])[state.faces[0] == f].any()]
+            assert unseen == len(untouched)
+        counts_seen.add((unseen, lone))
+        want = expected_features(game, state, memory=True)
+        for k, name in enumerate(FEATURE_NAMES):  # card_features come first, unchanged
+            np.testing.assert_allclose(obs[:, k], want[name], err_msg=name)
+        obs, _, terminated, truncated, info = env.step(rng.choice(np.flatnonzero(info["action_mask"])))
+        if terminated or truncated:
+            obs, info = env.reset()
+    assert len(counts_seen) > 10
+
+
 def test_action_masks_reach_through_the_wrapper():
     env = CardFeatures(gym.make("Concentration-v0", rules="toddler"))
     _, info = env.reset(seed=1)
     np.testing.assert_array_equal(env.get_wrapper_attr("action_masks")(), info["action_mask"].astype(bool))
 
 
-def test_vec_wrapper_equals_the_single_env_wrapper():
+@pytest.mark.parametrize("feature_set", ["card_features", "count_features"])
+def test_vec_wrapper_equals_the_single_env_wrapper(feature_set):
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from concentration_env.envs.features import vec_card_features
 
     rules = concentration_env.Rules.from_preset("toddler")
     plain = DummyVecEnv([lambda: gym.make("Concentration-v0", rules=rules)] * 2)
-    wrapped = DummyVecEnv([lambda: CardFeatures(gym.make("Concentration-v0", rules=rules))] * 2)
-    batched = vec_card_features(plain, rules)
+    wrapped = DummyVecEnv([lambda: CardFeatures(gym.make("Concentration-v0", rules=rules), feature_set)] * 2)
+    batched = vec_card_features(plain, rules, feature_set)
     for venv in (wrapped, batched):
         venv.seed(5)
     a, b = wrapped.reset(), batched.reset()
@@ -94,3 +137,8 @@ def test_vec_wrapper_equals_the_single_env_wrapper():
         np.testing.assert_array_equal(done_a, done_b)
         for i in np.flatnonzero(done_a):
             np.testing.assert_array_equal(info_a[i]["terminal_observation"], info_b[i]["terminal_observation"])
+
+
+def test_unknown_feature_set_is_one_clear_error():
+    with pytest.raises(ValueError, match=re.escape("feature_set='counts'; allowed: card_features | count_features")):
+        CardFeatures(gym.make("Concentration-v0"), "counts")

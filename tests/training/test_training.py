@@ -55,7 +55,8 @@ SMALL = {
             "league.snapshot_every=256",
             "league.eval_games=2",
         ]
-        for name in ("league_2p", "league_3p", "league_4p", "league_2p_one_flip")
+        for base in ("league_2p", "league_3p", "league_4p", "league_2p_one_flip")
+        for name in (base, f"{base}_counts")
     },
     "solitaire_raw_mlp": [
         "rules=toddler",

@@ -1,0 +1,145 @@
+"""The decision that separates the exact two-player optimum from greedy play, probed.
+
+After a first card nobody had seen that pairs with no known card, a player turns either an unknown card
+(which may pair, or show the opponent a new face) or a known card on purpose (a sure miss
+that shows nothing new). The exact optimum (:class:`baselines.optimal_policy.OptimalPolicy`)
+makes this choice by the parity of public counts (``concentration_env.envs.features``:
+unseen pairs, lone known cards); greedy always turns an unknown card and safe_first always a
+known one. :func:`second_flip_decisions` plays an agent against itself on seeded deals and,
+at every such decision, asks the optimum what it would flip from the same observation;
+:func:`decision_table` reports how often each turns a known card and how often they agree,
+by the parity of the two counts. ``scripts/probe_decisions.py`` is its command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+from concentration_env.envs.features import FEATURE_NAMES, NUM_CARD_FEATURES, count_features, count_width
+from concentration_env.game import core
+from concentration_env.game.rules import Rules
+from concentration_env.game.scoring import scores_seen_by
+
+# A 52-card game between sound players ends in well under this many turns; a pair of
+# players that pass forever (two known cards each turn) is cut off here.
+PROBE_MAX_TURNS = 300
+_COLUMN = {name: k for k, name in enumerate(FEATURE_NAMES)}
+
+
+@dataclass(frozen=True)
+class Decisions:
+    """One row per probed decision: the two counts after the first flip and what was turned."""
+
+    unseen_pairs: np.ndarray  # (D,) unseen pairs on the table, the first card face up
+    lone_known: np.ndarray  # (D,) lone known cards on the table, the first card among them
+    agent_known: np.ndarray  # (D,) bool: the agent turned a known card
+    optimum_known: np.ndarray  # (D,) bool: the optimum would have turned a known card
+
+
+def second_flip_decisions(rules: Rules, agent, games: int, seed: int) -> Decisions:
+    """Play ``agent`` (a batch policy, :mod:`baselines.base`) in every seat of ``games`` deals
+    (seeds ``seed ..``) and record each second flip whose first card was unknown before the
+    turn and pairs with no known card, where both an unknown and a known card could be turned."""
+    from baselines.optimal_policy import OptimalPolicy
+
+    if rules.num_players != 2:
+        raise ValueError(f"num_players={rules.num_players}: the exact optimum plays 2-player games only")
+    if games < 1:
+        raise ValueError(f"invalid games={games}; allowed: an int >= 1")
+    game = core.compile_rules(rules)
+    seeds = [seed + g for g in range(games)]
+    state = core.new_state(game, np.stack([core.deal(game, np.random.default_rng(s)) for s in seeds]))
+    optimum = OptimalPolicy(rules)
+    agent.reset_batch(seeds)
+    optimum.reset_batch(seeds)
+    width = count_width(game)
+    first_was_unknown = np.zeros(games, dtype=bool)  # this turn's first card was a face nobody had seen
+    rows: list[tuple[np.ndarray, ...]] = []
+    while True:
+        state.done |= state.turns >= PROBE_MAX_TURNS
+        if state.done.all():
+            break
+        observation = core.observe(game, state, memory=True)
+        observation["scores"] = scores_seen_by(state.scores, state.player)
+        chosen, best = agent.act_batch(observation), optimum.act_batch(observation)
+        features = count_features(game, observation)
+        legal = features[..., _COLUMN["legal"]] > 0
+        unknown = features[..., _COLUMN["unknown"]] > 0
+        known = features[..., _COLUMN["known"]] > 0
+        mid_turn = features[:, 0, _COLUMN["mid_turn"]] > 0
+        probed = (
+            ~state.done
+            & mid_turn
+            & first_was_unknown
+            & (features[:, 0, _COLUMN["match_known"]] == 0)
+            & (legal & unknown).any(axis=1)
+            & (legal & known).any(axis=1)
+        )
+        if probed.any():
+            counts = features[probed, 0, NUM_CARD_FEATURES:].reshape(-1, 2, width).argmax(axis=2)
+            picked = np.flatnonzero(probed)
+            rows.append((counts[:, 0], counts[:, 1], known[picked, chosen[picked]], known[picked, best[picked]]))
+        first_was_unknown = np.where(mid_turn, first_was_unknown, unknown[np.arange(games), chosen])
+        core.step(game, state, chosen)
+    if not rows:
+        return Decisions(*(np.zeros(0, dtype=dtype) for dtype in (np.int64, np.int64, bool, bool)))
+    return Decisions(*(np.concatenate(column) for column in zip(*rows)))
+
+
+def decision_table(decisions: Decisions) -> str:
+    """Markdown: per parity of the two counts, the decisions probed, how often the optimum and
+    the agent turn a known card, and how often the agent does what the optimum would."""
+    lines = [
+        "| unseen pairs | lone known | decisions | optimum turns a known card | agent turns a known card | agent = optimum |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for unseen_parity in (0, 1):
+        for lone_parity in (0, 1):
+            rows = (decisions.unseen_pairs % 2 == unseen_parity) & (decisions.lone_known % 2 == lone_parity)
+            n = int(rows.sum())
+            if n == 0:
+                continue
+            optimum, agent = decisions.optimum_known[rows], decisions.agent_known[rows]
+            lines.append(
+                f"| {'even' if unseen_parity == 0 else 'odd'} | {'even' if lone_parity == 0 else 'odd'} | {n} "
+                f"| {optimum.mean():.3f} | {agent.mean():.3f} | {(optimum == agent).mean():.3f} |"
+            )
+    total = len(decisions.agent_known)
+    agree = float((decisions.agent_known == decisions.optimum_known).mean()) if total else float("nan")
+    lines.append(f"\nAll {total} decisions: the agent does what the optimum would in {agree:.3f} of them.")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``scripts/probe_decisions.py``: print the decision table of one agent; 2 on bad input."""
+    parser = argparse.ArgumentParser(
+        prog="probe_decisions.py",
+        description="How often an agent's second flips agree with the exact 2-player optimum's.",
+    )
+    parser.add_argument("agent", help="a saved model (model or run folder, or model file) or a baseline name")
+    parser.add_argument("--rules", default="standard", help="a rules preset (default: standard)")
+    parser.add_argument(
+        "--set", nargs="*", default=[], metavar="FIELD=VALUE", help="rule fields, e.g. turn_policy=one_flip"
+    )
+    parser.add_argument("--games", type=int, default=500, help="seeded deals of self-play")
+    parser.add_argument("--seed", type=int, default=1_000_000)
+    args = parser.parse_args(argv)
+    from baselines.policies import POLICIES, make_policy
+    from concentration_env.training.crosstable_report import entrants, rules_from_arguments
+
+    try:
+        rules = rules_from_arguments(args.games, args.seed, args.rules, args.set, 2)
+        if args.agent in POLICIES:
+            agent = make_policy(args.agent, rules)
+        else:
+            agent = entrants([args.agent], [], rules)[0].make()
+        decisions = second_flip_decisions(rules, agent, args.games, args.seed)
+    except ValueError as error:
+        print(f"probe_decisions.py: error: {error}", file=sys.stderr)
+        return 2
+    print(decision_table(decisions), end="")
+    return 0
