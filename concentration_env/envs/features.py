@@ -102,7 +102,7 @@ def card_features(game: Game, obs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 COUNT_FEATURES = ("unseen_pairs", "lone_known")  # each one-hot over 0 .. num_cards // 2
-_COLUMN = {name: k for k, name in enumerate(FEATURE_NAMES)}
+FEATURE_COLUMN = {name: k for k, name in enumerate(FEATURE_NAMES)}  # feature name -> its column
 
 
 def count_width(game: Game) -> int:
@@ -114,10 +114,10 @@ def count_features(game: Game, obs: dict[str, np.ndarray]) -> np.ndarray:
     """:func:`card_features` followed by the one-hot counts of :data:`COUNT_FEATURES`:
     ``(B, num_cards, NUM_CARD_FEATURES + 2 * count_width(game))`` float32."""
     base = card_features(game, obs)
-    on_table = base[..., _COLUMN["removed"]] == 0
-    known = (base[..., _COLUMN["known"]] + base[..., _COLUMN["face_up"]] > 0) & on_table
-    lone = (known & (base[..., _COLUMN["known_pair"]] == 0)).sum(axis=1)
-    unknown = (base[..., _COLUMN["unknown"]] > 0).sum(axis=1)
+    on_table = base[..., FEATURE_COLUMN["removed"]] == 0
+    known = (base[..., FEATURE_COLUMN["known"]] + base[..., FEATURE_COLUMN["face_up"]] > 0) & on_table
+    lone = (known & (base[..., FEATURE_COLUMN["known_pair"]] == 0)).sum(axis=1)
+    unknown = (base[..., FEATURE_COLUMN["unknown"]] > 0).sum(axis=1)
     width = count_width(game)
     counts = [np.clip((unknown - lone) // 2, 0, width - 1), np.clip(lone, 0, width - 1)]
     out = np.zeros(base.shape[:2] + (base.shape[2] + len(counts) * width,), dtype=np.float32)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from concentration_env.envs.features import FEATURE_NAMES, NUM_CARD_FEATURES, count_features, count_width
+from concentration_env.envs.features import FEATURE_COLUMN, NUM_CARD_FEATURES, count_features, count_width
 from concentration_env.game import core
 from concentration_env.game.rules import Rules
 from concentration_env.game.scoring import scores_seen_by
@@ -27,7 +27,6 @@ from concentration_env.game.scoring import scores_seen_by
 # A 52-card game between sound players ends in well under this many turns; a pair of
 # players that pass forever (two known cards each turn) is cut off here.
 PROBE_MAX_TURNS = 300
-_COLUMN = {name: k for k, name in enumerate(FEATURE_NAMES)}
 
 
 @dataclass(frozen=True)
@@ -67,15 +66,15 @@ def second_flip_decisions(rules: Rules, agent, games: int, seed: int) -> Decisio
         observation["scores"] = scores_seen_by(state.scores, state.player)
         chosen, best = agent.act_batch(observation), optimum.act_batch(observation)
         features = count_features(game, observation)
-        legal = features[..., _COLUMN["legal"]] > 0
-        unknown = features[..., _COLUMN["unknown"]] > 0
-        known = features[..., _COLUMN["known"]] > 0
-        mid_turn = features[:, 0, _COLUMN["mid_turn"]] > 0
+        legal = features[..., FEATURE_COLUMN["legal"]] > 0
+        unknown = features[..., FEATURE_COLUMN["unknown"]] > 0
+        known = features[..., FEATURE_COLUMN["known"]] > 0
+        mid_turn = features[:, 0, FEATURE_COLUMN["mid_turn"]] > 0
         probed = (
             ~state.done
             & mid_turn
             & first_was_unknown
-            & (features[:, 0, _COLUMN["match_known"]] == 0)
+            & (features[:, 0, FEATURE_COLUMN["match_known"]] == 0)
             & (legal & unknown).any(axis=1)
             & (legal & known).any(axis=1)
         )
