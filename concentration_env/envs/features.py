@@ -143,7 +143,9 @@ def _feature_function(feature_set: str) -> Callable[[Game, dict[str, np.ndarray]
 
 def features_space(game: Game, feature_set: str = "card_features") -> gym.spaces.Box:
     """The observation space of one feature set (:data:`FEATURE_SETS`) for one game."""
-    width = NUM_CARD_FEATURES + (2 * count_width(game) if _feature_function(feature_set) is count_features else 0)
+    width = NUM_CARD_FEATURES + (
+        len(COUNT_FEATURES) * count_width(game) if _feature_function(feature_set) is count_features else 0
+    )
     return gym.spaces.Box(0.0, 1.0, shape=(game.num_cards, width), dtype=np.float32)
 
 
