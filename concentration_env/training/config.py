@@ -29,7 +29,9 @@ FEATURES = ("raw", "card_features", "count_features")
 # The policy_kwargs of network: card_attention (the first three are whole sizes).
 ATTENTION_SIZES = ("d_model", "layers", "heads", "shared", "value_scale")
 ATTENTION_SWITCHES = ("shared", "value_scale")
-NETWORKS = ("mlp", "per_card", "card_attention", "card_memory")
+NETWORKS = ("mlp", "per_card", "card_attention", "card_memory", "card_max_memory")
+RAW_MEMORY_NETWORKS = ("card_memory", "card_max_memory")  # recurrent_ppo's raw-tier networks
+RAW_MEMORY_SETTINGS = ("value_trunk", "value_scale")  # hyperparameters only those networks read
 VEC_ENVS = ("dummy", "subproc", "native")
 
 
@@ -48,9 +50,10 @@ class TrainConfig:
     - ``network``: ``mlp`` (SB3's default policy; for ``recurrent_ppo``, its engineered
       network), ``per_card`` (shared per-card scorer; needs a feature set),
       ``card_attention`` (self-attention over per-card tokens of the raw observation,
-      ``concentration_env.training.attention``; needs ``raw``) or ``card_memory``
-      (``recurrent_ppo``'s raw-tier network: per-card memories and attention across cards
-      on the raw observation; needs ``features: raw``).
+      ``concentration_env.training.attention``; needs ``raw``), ``card_memory`` or
+      ``card_max_memory`` (``recurrent_ppo``'s raw-tier networks: per-card GRU or
+      running-maximum memories and attention across cards on the raw observation; need
+      ``features: raw``).
     - ``num_envs``, ``vec_env`` (``dummy``, ``subproc`` or ``native``: the batched
       ``concentration_env.integrations.sb3`` VecEnv, solitaire or versus), ``total_timesteps``, ``seed``.
     - ``policy_kwargs``, ``hyperparameters``: passed to the learner (names are checked).
@@ -334,18 +337,19 @@ def _check_combination(config: TrainConfig, source: str) -> None:
         )
     if config.network == "card_attention":
         _check_attention_sizes(config.policy_kwargs, source)
-    if config.network == "card_memory" and config.features != "raw":
+    if config.network in RAW_MEMORY_NETWORKS and config.features != "raw":
         raise ValueError(
-            f"{source}: key 'network': 'card_memory' needs features: raw (it sees the raw observation only)"
+            f"{source}: key 'network': {config.network!r} needs features: raw (it sees the raw observation only)"
         )
-    if config.network == "card_memory" and config.algo != "recurrent_ppo":
-        raise ValueError(f"{source}: key 'network': 'card_memory' is implemented for algo: recurrent_ppo")
+    if config.network in RAW_MEMORY_NETWORKS and config.algo != "recurrent_ppo":
+        raise ValueError(f"{source}: key 'network': {config.network!r} is implemented for algo: recurrent_ppo")
     if config.network in ("per_card", "card_attention") and config.algo != "maskable_ppo":
         raise ValueError(f"{source}: key 'network': {config.network!r} is implemented for algo: maskable_ppo")
-    raw_only = sorted(set(config.hyperparameters) & {"value_trunk", "value_scale"})
-    if config.algo == "recurrent_ppo" and config.network != "card_memory" and raw_only:
+    raw_only = sorted(set(config.hyperparameters) & set(RAW_MEMORY_SETTINGS))
+    if config.algo == "recurrent_ppo" and config.network not in RAW_MEMORY_NETWORKS and raw_only:
         raise ValueError(
-            f"{source}: key 'hyperparameters': {', '.join(raw_only)} set the value trunk of network: card_memory; "
+            f"{source}: key 'hyperparameters': {', '.join(raw_only)} set the value trunk of network: "
+            f"{' or '.join(RAW_MEMORY_NETWORKS)}; "
             f"network {config.network!r} has none"
         )
     if config.algo == "recurrent_ppo" and config.resolved_rules.num_players != 1:

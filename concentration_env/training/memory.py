@@ -22,6 +22,15 @@ output: the fix that made the memory-mode attention learner learn (with one trun
 loss of 52-card returns sets the shared weights and the policy gradient barely moves them),
 here applied to the recurrent one. The memory is then trained by the policy loss and the
 read-out alone.
+
+:class:`MaxMemoryNet` (``network: card_max_memory``, also *raw*) swaps the GRU for a running
+elementwise maximum: each card's memory is the maximum, over the flips since the deal, of a
+learned linear map of that card's raw input. A card's face never changes where it lies, so
+once a face is shown its mark stays in the memory with nothing to learn about keeping it;
+the GRU learner must first learn to hold a face (its read-out took 300k-450k env steps on 52
+cards). The cost of the bias: the memory cannot forget or follow a value that changes. Its
+tokens then go through the pre-norm transformer layer of the memory-mode attention learner
+rather than the GRU learner's tanh mixing layers.
 """
 
 from __future__ import annotations
@@ -146,13 +155,21 @@ class RawMemoryNet(CardRecurrence):
         self.num_faces, self.hidden, self.num_heads = num_faces, hidden, num_heads
         self.value_trunk, self.value_scale = bool(value_trunk), float(value_scale)
         inputs = num_faces + 1 + len(FLAGS)
-        self.cell = nn.GRUCell(inputs, hidden)
-        self.cards = CardMixer(inputs, hidden, num_heads)
-        self.value_cards = CardMixer(inputs, hidden, num_heads) if self.value_trunk else None
+        self.make_memory(inputs)
+        self.cards = self.make_mixer(inputs)
+        self.value_cards = self.make_mixer(inputs) if self.value_trunk else None
         self.score = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
         self.value = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
         self.recall = nn.Linear(hidden, num_faces + 1)  # auxiliary only: the face last seen here
         nn.init.orthogonal_(cast(nn.Linear, self.score[-1]).weight, gain=ACTION_GAIN)
+
+    def make_memory(self, inputs: int) -> None:
+        """The memory's own layers (saved under their attribute names): a ``GRUCell``."""
+        self.cell = nn.GRUCell(inputs, self.hidden)
+
+    def make_mixer(self, inputs: int) -> nn.Module:
+        """The layers from (memory, input) pairs to card tokens ``(..., n, hidden)``."""
+        return CardMixer(inputs, self.hidden, self.num_heads)
 
     @classmethod
     def from_space(cls, observation_space: Any, hidden: int = 64, **options: Any) -> RawMemoryNet:
@@ -174,3 +191,48 @@ class RawMemoryNet(CardRecurrence):
     def logits(self, inputs: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
         # The value trunk is as costly as the policy's, and playing needs neither it nor the read-out.
         return self.score(self.cards(memory, inputs)).squeeze(-1)
+
+
+MAX_MEMORY_LAYERS = 1  # as the memory-mode attention learner (raw_attention_*.yaml), which reaches the optimum
+
+
+class CardEncoder(nn.Module):
+    """Card tokens from each card's memory and raw input, then a pre-norm transformer across
+    the cards (no positions), as in :func:`~concentration_env.training.card_nets.card_tokens`:
+    ``(..., n, hidden)``."""
+
+    def __init__(self, inputs: int, hidden: int, num_heads: int, layers: int = MAX_MEMORY_LAYERS):
+        super().__init__()
+        self.hidden = hidden
+        self.token = nn.Linear(hidden + inputs, hidden)
+        layer = nn.TransformerEncoderLayer(
+            hidden, num_heads, dim_feedforward=2 * hidden, dropout=0.0, batch_first=True, norm_first=True
+        )
+        self.attend = nn.TransformerEncoder(layer, layers, norm=nn.LayerNorm(hidden), enable_nested_tensor=False)
+
+    def forward(self, memory: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
+        lead, n = memory.shape[:-2], memory.shape[-2]
+        tokens = self.token(torch.cat([memory, inputs], dim=-1)).reshape(-1, n, self.hidden)
+        return self.attend(tokens).reshape(*lead, n, self.hidden)
+
+
+class MaxMemoryNet(RawMemoryNet):
+    """Per-card running-maximum memory and a transformer across cards on raw observations;
+    see the module docstring."""
+
+    def make_memory(self, inputs: int) -> None:
+        self.write = nn.Linear(inputs, self.hidden)
+
+    def make_mixer(self, inputs: int) -> nn.Module:
+        return CardEncoder(inputs, self.hidden, self.num_heads)
+
+    def recur(self, inputs: torch.Tensor, memory: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
+        """``memory_t = max(memory_{t-1}, write(input_t))`` elementwise, per card, from a zero
+        memory at each episode start: (T, B, n, hidden) as :meth:`CardRecurrence.recur`."""
+        writes = self.write(inputs)
+        keep = (1 - starts)[..., None, None]
+        memories = []
+        for write, keep_t in zip(writes.unbind(), keep.unbind()):
+            memory = torch.maximum(memory * keep_t, write)
+            memories.append(memory)
+        return torch.stack(memories)

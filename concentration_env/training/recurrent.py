@@ -9,7 +9,9 @@ state, all positions sharing one ``GRUCell``):
 
 - ``network: card_memory`` (:class:`~concentration_env.training.memory.RawMemoryNet`, the
   *raw* tier): the env's raw observations only, self-attention across cards, an auxiliary
-  read-out of the face last seen at each position.
+  read-out of the face last seen at each position. ``network: card_max_memory``
+  (:class:`~concentration_env.training.memory.MaxMemoryNet`, raw too) keeps a running
+  maximum per card in place of the GRU, and a two-layer transformer across cards.
 - ``network: mlp`` (:class:`CardMemoryNet`, the *engineered* tier). Each step a card's
   input is what is visible of it now (its face one-hot while face up, captured, legal,
   first card of the turn) plus the turn context, so remembering "the card at 17 is the
@@ -48,7 +50,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from concentration_env.training.memory import ACTION_GAIN, CardRecurrence, RawMemoryNet
+from concentration_env.training.memory import ACTION_GAIN, CardRecurrence, MaxMemoryNet, RawMemoryNet
 
 MASKED_LOGIT = -1e9
 
@@ -70,13 +72,13 @@ class RecurrentPPOSettings:
     recall_coef: float = 1.0  # weight of the "which face was last seen here" loss (own observations)
     hidden: int = 64
     target_kl: float | None = None  # stop the epochs of an update once a minibatch's KL passes 1.5x this
-    # network: card_memory only (RawMemoryNet): a value trunk of its own, and its output's scale.
+    # The raw networks only (card_memory, card_max_memory): a value trunk of its own, and its output's scale.
     value_trunk: bool = False
     value_scale: float = 1.0
 
 
 SETTINGS = tuple(f.name for f in dataclasses.fields(RecurrentPPOSettings))
-RAW_NETWORK_SETTINGS = ("value_trunk", "value_scale")  # the settings only network: card_memory reads
+RAW_NETWORK_SETTINGS = ("value_trunk", "value_scale")  # the settings only the raw networks read
 SHAPE_SETTINGS = ("hidden", "value_trunk")  # settings that change the network's parameters
 
 
@@ -135,12 +137,13 @@ class CardMemoryNet(CardRecurrence):
 
 
 # A config's ``network`` for algo recurrent_ppo: the class it names.
-NETWORK_CLASSES: dict[str, type[CardRecurrence]] = {"mlp": CardMemoryNet, "card_memory": RawMemoryNet}
+RAW_NETWORKS: dict[str, type[RawMemoryNet]] = {"card_memory": RawMemoryNet, "card_max_memory": MaxMemoryNet}
+NETWORK_CLASSES: dict[str, type[CardRecurrence]] = {"mlp": CardMemoryNet, **RAW_NETWORKS}
 
 
 def network_options(network: str, settings: RecurrentPPOSettings) -> dict[str, Any]:
     """The constructor arguments besides ``hidden`` that ``network`` takes from the settings."""
-    if network != "card_memory":
+    if network not in RAW_NETWORKS:
         return {}
     return {name: getattr(settings, name) for name in RAW_NETWORK_SETTINGS}
 
@@ -148,10 +151,12 @@ def network_options(network: str, settings: RecurrentPPOSettings) -> dict[str, A
 def build_network(
     network: str, observation_space: Any, settings: RecurrentPPOSettings, match: np.ndarray | None = None
 ) -> CardRecurrence:
-    """A fresh network: ``card_memory`` from the observation space alone, ``mlp`` (the
-    engineered one) with the rules' match table."""
-    if network == "card_memory":
-        return RawMemoryNet.from_space(observation_space, settings.hidden, **network_options(network, settings))
+    """A fresh network: the raw ones (``card_memory``, ``card_max_memory``) from the
+    observation space alone, ``mlp`` (the engineered one) with the rules' match table."""
+    if network in RAW_NETWORKS:
+        return RAW_NETWORKS[network].from_space(
+            observation_space, settings.hidden, **network_options(network, settings)
+        )
     if match is None:
         raise ValueError(f"network {network!r} needs the rules' match table")
     return CardMemoryNet(match, settings.hidden)

@@ -9,7 +9,7 @@ import numpy as np
 
 from concentration_env.game.core import compile_rules
 from concentration_env.game.rules import Rules
-from concentration_env.training.config import TrainConfig
+from concentration_env.training.config import RAW_MEMORY_NETWORKS, TrainConfig
 from concentration_env.training.envs import make_vec_env
 from concentration_env.training.model_policy import ModelPolicy
 from concentration_env.training.recurrent import RecurrentPPO, RecurrentPPOSettings
@@ -18,9 +18,9 @@ from concentration_env.training.run_folder import keep_best_at_resume, latest_mo
 
 def build_agent(config: TrainConfig, rules: Rules, venv: Any) -> RecurrentPPO:
     """A fresh learner for ``config`` on ``venv``; only the engineered network is given the
-    rules' match table (``card_memory`` is built from the observation space alone)."""
+    rules' match table (the raw networks are built from the observation space alone)."""
     settings = RecurrentPPOSettings(**config.hyperparameters)
-    match = None if config.network == "card_memory" else compile_rules(rules).match
+    match = None if config.network in RAW_MEMORY_NETWORKS else compile_rules(rules).match
     return RecurrentPPO(venv, settings, seed=config.seed, network=config.network, match=match)
 
 

@@ -46,11 +46,17 @@ def test_shipped_configs_exist():
             "'card_memory' needs features: raw",
         ),
         ("algo: maskable_ppo\nnetwork: card_memory\n", "network", "implemented for algo: recurrent_ppo"),
+        (
+            "algo: recurrent_ppo\nnetwork: card_max_memory\nfeatures: count_features\n",
+            "network",
+            "'card_max_memory' needs features: raw",
+        ),
+        ("algo: maskable_ppo\nnetwork: card_max_memory\n", "network", "'card_max_memory' is implemented for algo"),
         ("algo: recurrent_ppo\nhyperparameters: {batch_size: 8}\n", "hyperparameters", "'batch_size'"),
         (
             "algo: recurrent_ppo\nnetwork: mlp\nhyperparameters: {value_trunk: true}\n",
             "hyperparameters",
-            "value_trunk set the value trunk of network: card_memory",
+            "value_trunk set the value trunk of network: card_memory or card_max_memory",
         ),
         (
             "algo: recurrent_ppo\nnetwork: card_memory\nhyperparameters: {value_trunk: 1}\n",

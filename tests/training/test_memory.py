@@ -1,6 +1,7 @@
-"""The raw-tier memory network (``network: card_memory``): built from the observation space
-alone, equivariant to the card positions, its value trunk apart from the memory, trained,
-saved and played."""
+"""The raw-tier memory networks (``network: card_memory``, a GRU per card, and
+``card_max_memory``, a running maximum per card): built from the observation space alone,
+equivariant to the card positions, their value trunk apart from the memory, trained, saved
+and played."""
 
 import json
 
@@ -13,7 +14,7 @@ torch = pytest.importorskip("torch")
 from baselines.evaluate import play  # noqa: E402
 from concentration_env.game.rules import Rules  # noqa: E402
 from concentration_env.training import ModelPolicy, load_config, train  # noqa: E402
-from concentration_env.training.memory import RawMemoryNet  # noqa: E402
+from concentration_env.training.memory import MaxMemoryNet, RawMemoryNet  # noqa: E402
 from concentration_env.training.recurrent import (  # noqa: E402
     RecurrentActor,
     RecurrentPPO,
@@ -23,6 +24,8 @@ from concentration_env.training.recurrent import (  # noqa: E402
 
 CONFIG = "configs/train/raw_memory_visible.yaml"
 CONFIG_52 = "configs/train/raw_memory_visible_52.yaml"  # value trunk, value scale, target_kl
+CONFIG_MAX_52 = "configs/train/raw_max_memory_visible_52.yaml"  # the running-maximum memory
+RAW_NETWORKS = {"card_memory": RawMemoryNet, "card_max_memory": MaxMemoryNet}
 STEPS, BATCH, HIDDEN = 6, 3, 8
 SETTINGS = RecurrentPPOSettings(hidden=HIDDEN)
 TOLERANCE = 1e-5
@@ -46,10 +49,11 @@ def random_observations(num_faces, n, steps=STEPS):
     }
 
 
-def test_built_from_the_observation_space_alone():
+@pytest.mark.parametrize("network", sorted(RAW_NETWORKS))
+def test_built_from_the_observation_space_alone(network):
     space = visible_space(Rules(deck="pictures", pairs=5))
-    net = build_network("card_memory", space, SETTINGS)  # no match table, no Rules
-    assert isinstance(net, RawMemoryNet) and net.num_faces == 5
+    net = build_network(network, space, SETTINGS)  # no match table, no Rules
+    assert type(net) is RAW_NETWORKS[network] and net.num_faces == 5
     samples = [space.sample() for _ in range(BATCH)]
     obs = {
         key: torch.as_tensor(np.stack([s[key] for s in samples]))
@@ -62,10 +66,11 @@ def test_built_from_the_observation_space_alone():
         build_network("mlp", space, SETTINGS)
 
 
+@pytest.mark.parametrize("network", sorted(RAW_NETWORKS))
 @pytest.mark.parametrize("value_trunk", [False, True])
-def test_permuting_card_positions_permutes_the_logits(value_trunk):
+def test_permuting_card_positions_permutes_the_logits(network, value_trunk):
     torch.manual_seed(0)
-    net = RawMemoryNet(num_faces=4, hidden=HIDDEN, num_heads=2, value_trunk=value_trunk)
+    net = RAW_NETWORKS[network](num_faces=4, hidden=HIDDEN, num_heads=2, value_trunk=value_trunk)
     n = 8
     obs = random_observations(net.num_faces, n)
     starts = torch.zeros(STEPS, BATCH)
@@ -89,10 +94,11 @@ def test_permuting_card_positions_permutes_the_logits(value_trunk):
     assert logits[-1].std(dim=-1).min() > 0
 
 
-def test_a_card_logit_depends_on_what_other_cards_show():
+@pytest.mark.parametrize("network", sorted(RAW_NETWORKS))
+def test_a_card_logit_depends_on_what_other_cards_show(network):
     """Attention across cards: changing one card's observation moves another card's logit."""
     torch.manual_seed(0)
-    net = RawMemoryNet(num_faces=4, hidden=HIDDEN, num_heads=2)
+    net = RAW_NETWORKS[network](num_faces=4, hidden=HIDDEN, num_heads=2)
     obs = random_observations(net.num_faces, 6, steps=1)
     other = {key: value.clone() for key, value in obs.items()}
     other["cards"][..., 0] = 3
@@ -103,7 +109,9 @@ def test_a_card_logit_depends_on_what_other_cards_show():
     assert not torch.allclose(before[:, 1:], after[:, 1:])
 
 
-@pytest.mark.parametrize("network", ["card_memory", "card_memory_value_trunk", "mlp"])
+@pytest.mark.parametrize(
+    "network", ["card_memory", "card_memory_value_trunk", "card_max_memory", "card_max_memory_value_trunk", "mlp"]
+)
 def test_playing_gives_the_logits_and_memory_of_a_training_step(network):
     """``act`` (what a saved model plays with) skips the value and read-out heads, and its
     logits and memory are those of ``step``, to the bit, flip after flip."""
@@ -115,7 +123,8 @@ def test_playing_gives_the_logits_and_memory_of_a_training_step(network):
 
         net = CardMemoryNet(compile_rules(rules).match, hidden=HIDDEN)
     else:
-        net = RawMemoryNet(num_faces=4, hidden=HIDDEN, num_heads=2, value_trunk=network.endswith("trunk"))
+        raw = RAW_NETWORKS[network.removesuffix("_value_trunk")]
+        net = raw(num_faces=4, hidden=HIDDEN, num_heads=2, value_trunk=network.endswith("trunk"))
     obs = random_observations(4, 8)
     trained = played = net.initial_state(BATCH, 8)
     with torch.no_grad():
@@ -151,6 +160,49 @@ def test_a_value_trunk_of_its_own_does_not_train_the_memory():
     assert shared.value_cards is None and shared.cell.weight_hh.grad.abs().sum() > 0
 
 
+def test_the_max_memory_is_the_running_maximum_of_its_writes_since_the_deal():
+    """Each card's memory is max(0, write(x_s)) over the flips s since the last episode start,
+    so a face shown once stays in it however long the card lies face down."""
+    torch.manual_seed(0)
+    net = MaxMemoryNet(num_faces=4, hidden=HIDDEN, num_heads=2)
+    n = 6
+    obs = random_observations(net.num_faces, n)
+    starts = torch.zeros(STEPS, BATCH)
+    starts[0] = 1.0
+    starts[3, 0] = 1.0  # game 0 is dealt again before its fourth flip
+    inputs = net.card_inputs(obs)
+    with torch.no_grad():
+        memory = net.recur(inputs, torch.rand(BATCH, n, HIDDEN), starts)
+        writes = net.write(inputs).clamp(min=0)
+    for t in range(STEPS):
+        for game in range(BATCH):
+            since = 3 if game == 0 and t >= 3 else 0
+            expected = writes[since : t + 1, game].max(dim=0).values
+            torch.testing.assert_close(memory[t, game], expected)
+    # Card 0 of game 1: face down throughout, or face 2 up at the first flip only. At the last
+    # flip the two memories still differ.
+    hidden = {key: value.clone() for key, value in obs.items()}
+    for key, value in (("cards", 0), ("face_up", False), ("removed", False), ("action_mask", True)):
+        hidden[key][:, 1, 0] = value
+    shown = {key: value.clone() for key, value in hidden.items()}
+    for key, value in (("cards", 2), ("face_up", True), ("action_mask", False)):
+        shown[key][0, 1, 0] = value
+    with torch.no_grad():
+        remembered = net.recur(net.card_inputs(shown), net.initial_state(BATCH, n), starts)[-1, 1, 0]
+        never_seen = net.recur(net.card_inputs(hidden), net.initial_state(BATCH, n), starts)[-1, 1, 0]
+    assert not torch.allclose(remembered, never_seen)
+
+
+def test_a_value_trunk_of_its_own_does_not_train_the_max_memory():
+    torch.manual_seed(0)
+    net = MaxMemoryNet(num_faces=4, hidden=HIDDEN, num_heads=2, value_trunk=True)
+    logits, value, _ = sequence_outputs(net)
+    value.sum().backward(retain_graph=True)
+    assert net.write.weight.grad is None and net.cards.token.weight.grad is None
+    logits.sum().backward()
+    assert net.write.weight.grad.abs().sum() > 0
+
+
 def test_value_scale_multiplies_the_value():
     torch.manual_seed(0)
     plain = RawMemoryNet(num_faces=4, hidden=HIDDEN, num_heads=2, value_trunk=True)
@@ -179,10 +231,10 @@ def test_target_kl_stops_the_epochs_of_an_update(target_kl, stops):
     assert len(steps) == (1 if stops else settings.n_epochs * settings.env_batches)
 
 
-@pytest.mark.parametrize("config_path", [CONFIG, CONFIG_52])
+@pytest.mark.parametrize("config_path", [CONFIG, CONFIG_52, CONFIG_MAX_52])
 def test_smoke_train_save_reload_and_play(tmp_path, config_path):
     overrides = [
-        "rules=toddler" if config_path == CONFIG_52 else "rules.pairs=3",
+        "rules.pairs=3" if config_path == CONFIG else "rules=toddler",
         "num_envs=8",
         "hyperparameters.n_steps=16",
         "hyperparameters.n_epochs=2",
@@ -192,15 +244,15 @@ def test_smoke_train_save_reload_and_play(tmp_path, config_path):
         "checkpoint_freq=1500",
     ]
     config = load_config(config_path, overrides)
-    assert config.tier == "raw" and config.network == "card_memory"
+    assert config.tier == "raw" and config.network in RAW_NETWORKS
     run_dir = train(config, "raw_memory_visible", tmp_path / "run", progress_bar=False)
     summary = json.loads((run_dir / "training.json").read_text())
     assert summary["timesteps"] >= 3000 and summary["tier"] == "raw"
 
     saved = torch.load(run_dir / "final_model.pt", weights_only=False)
-    assert saved["network"] == "card_memory" and "match" not in saved
+    assert saved["network"] == config.network and "match" not in saved
     actor = RecurrentActor.load(run_dir / "final_model.pt")
-    assert isinstance(actor.net, RawMemoryNet)
+    assert type(actor.net) is RAW_NETWORKS[config.network]
     assert actor.net.value_trunk == config.hyperparameters.get("value_trunk", False)
     assert actor.net.value_scale == config.hyperparameters.get("value_scale", 1.0)
     for name, tensor in actor.net.state_dict().items():
