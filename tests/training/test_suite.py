@@ -40,9 +40,11 @@ def test_tiny_suite_writes_table_json_and_curves(tiny):
         "raw_attention": "ok",
         "per_card": "ok",
     }
-    assert set(visible["learners"]) == {"raw_memory", "recurrent"}  # visible learners on visible rows only
+    # visible learners on visible rows only
+    assert set(visible["learners"]) == {"raw_memory", "raw_max_memory", "recurrent"}
     assert {lr: visible["learners"][lr]["status"] for lr in visible["learners"]} == {
         "raw_memory": "ok",
+        "raw_max_memory": "ok",
         "recurrent": "ok",
     }
     # Paired differences are against players on the very same deals: the learner's mean minus theirs.
