@@ -303,26 +303,56 @@ def evaluate_learner(
     }
 
 
-def evaluate_suite(suite: Suite) -> list[dict[str, Any]]:
-    """Per variant: the optimum, the baselines and every learner (JSON-ready)."""
+def previous_results(suite: Suite) -> dict[str, dict[str, Any]]:
+    """The variants of the ``suite.json`` already in the output folder that were played on this
+    suite's deals, by name (none when there is no such file). Files written before variants
+    recorded their deals count as played on the suite's own."""
+    path = suite.output / "suite.json"
+    if not path.is_file():
+        return {}
+    deals = [suite.eval_games, suite.eval_seed]
+    return {v["name"]: v for v in json.loads(path.read_text()) if v.get("deals", deals) == deals}
+
+
+def evaluate_suite(suite: Suite, cells: set[tuple[str, str]] | None = None) -> list[dict[str, Any]]:
+    """Per variant: the optimum, the baselines and every learner (JSON-ready).
+
+    With ``cells`` (``(variant, learner)`` pairs) only those learners are played again; every
+    other learner's row, and a whole variant none of whose cells is named, is carried from the
+    ``suite.json`` already in the output folder (:func:`previous_results`), marked
+    ``"carried": true``; what that file lacks is played."""
     import torch
 
     from baselines.evaluate import exact_value
     from concentration_env.training.run import TORCH_THREADS
 
     torch.set_num_threads(TORCH_THREADS)
+    previous = previous_results(suite) if cells is not None else {}
     results = []
     for variant in suite.variants:
+        old = previous.get(variant.name, {"learners": {}})
+        fresh = [
+            name
+            for name in variant.learners
+            if cells is None or (variant.name, name) in cells or name not in old["learners"]
+        ]
+        if not fresh and "baselines" in old:
+            carried = {name: {**old["learners"][name], "carried": True} for name in variant.learners}
+            results.append({**old, "deals": [suite.eval_games, suite.eval_seed], "learners": carried})
+            continue
         references = reference_turns(suite, variant)
         results.append(
             {
                 "name": variant.name,
                 "label": variant.label,
                 "mode": variant.mode,
+                "deals": [suite.eval_games, suite.eval_seed],
                 "optimum": exact_value(variant.rules, ["optimal"]),
                 "baselines": evaluate_baselines(suite, variant),
                 "learners": {
                     name: evaluate_learner(suite, variant, suite.learners[name], references)
+                    if name in fresh
+                    else {**old["learners"][name], "carried": True}
                     for name in variant.learners
                 },
             }
@@ -342,13 +372,12 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="VARIANT[/LEARNER[/SEED]]",
-        help="with --train: retrain only these runs (repeatable); the table still shows every cell",
+        help="(re)train with --train, and play, only these runs (repeatable); the table still shows every "
+        "cell, the others carried from the suite.json already in the output folder",
     )
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a top-level key")
     args = parser.parse_args(argv)
     try:
-        if args.only and not args.train:
-            raise ValueError("--only chooses what --train retrains; give --train too")
         suite = load_suite(args.config, apply_overrides({}, args.set), train=args.train)
         runs = select_runs(suite, args.only) if args.only else None
     except ValueError as error:
@@ -357,7 +386,8 @@ def main(argv: list[str] | None = None) -> int:
     trained = train_suite(suite, runs) if args.train else None
     if trained is not None:
         print(f"training the suite took {trained:.0f} s")
-    text = write_report(suite, evaluate_suite(suite), trained)
+    cells = None if runs is None else {(variant, learner) for variant, learner, _ in runs}
+    text = write_report(suite, evaluate_suite(suite, cells), trained)
     print(text)
     print(f"written to {suite.output}/ (suite.md, suite.json, curve_<variant>.png)")
     return 0

@@ -163,6 +163,16 @@ def _notes(suite: Suite, results: list[dict[str, Any]], trained: float | None) -
         "yet, and the figure is over those; `learner not available in this build`: its config "
         "does not load here.",
     ]
+    cells = [(v, row) for v in results for row in v["learners"].values()]
+    played = [f"{row['label']} on {v['label']} ({v['mode']})" for v, row in cells if not row.get("carried")]
+    if len(played) < len(cells):
+        lines += [
+            "",
+            f"This run played {len(played)} of the {len(cells)} learner cells again (`--only`): "
+            f"{'; '.join(played) or 'none'}. The "
+            "others, and the baselines of variants with none of those cells, are carried from the previous "
+            "`suite.json` (the same models on the same deals).",
+        ]
     runs = [w for v in results for row in v["learners"].values() if row["status"] == "ok" for w in row["wall_seconds"]]
     if runs:
         lines += ["", f"Training the {len(runs)} runs shown took {sum(runs):.0f} s in all (their `training.json`)."]

@@ -1,6 +1,7 @@
 """The learner suite: the tiny suite trains and reports, the table reproduces from saved
 models, missing models read "not trained", and bad configs get one clear error."""
 
+import copy
 import json
 import shlex
 import shutil
@@ -196,11 +197,38 @@ def test_only_retrains_the_runs_it_names(tmp_path, capsys):
         ["--train", "--only", "visible_pictures6/per_card"],
         ["--train", "--only", "visible_pictures6/recurrent/7"],
         ["--train", "--only", "nowhere"],
-        ["--only", "memory_rank8"],
+        ["--only", "nowhere"],
     ):
         assert benchmark_main([*argv, *bad]) == 2
         err = capsys.readouterr().err
         assert err.startswith("error: ") and err.count("\n") == 1 and "--only" in err
+
+
+def test_only_without_train_plays_the_named_cells_and_carries_the_others(tiny, tmp_path):
+    """--only without --train plays those cells again and copies every other one from the
+    suite.json already there: a figure planted in a carried cell survives, one planted in a
+    named cell is played over."""
+    root, _ = tiny
+    out = tmp_path / "out"
+    shutil.copytree(root / "out", out)
+    before = {v["name"]: v for v in json.loads((out / "suite.json").read_text())}
+    planted = copy.deepcopy(before)
+    planted["memory_rank8"]["learners"]["raw_mlp"]["plays"]["deterministic"]["moves"] = 123.0
+    planted["visible_pictures6"]["learners"]["recurrent"]["plays"]["sampled"]["moves"] = 456.0
+    planted["visible_pictures6"]["baselines"][0]["moves"] = 789.0
+    (out / "suite.json").write_text(json.dumps(list(planted.values())))
+    argv = ["--config", TINY, "--set", f"output={out}", "--set", f"models={root / 'models'}"]
+    assert benchmark_main([*argv, "--only", "visible_pictures6/recurrent"]) == 0
+    after = {v["name"]: v for v in json.loads((out / "suite.json").read_text())}
+    memory, visible = after["memory_rank8"], after["visible_pictures6"]
+    assert memory["learners"]["raw_mlp"]["plays"]["deterministic"]["moves"] == 123.0
+    assert all(row["carried"] for row in memory["learners"].values())
+    assert visible["learners"]["raw_memory"]["carried"] and not visible["learners"]["recurrent"].get("carried")
+    # The named cell and its variant's baselines are played again, as the full run played them.
+    assert visible["learners"]["recurrent"]["plays"] == before["visible_pictures6"]["learners"]["recurrent"]["plays"]
+    assert visible["baselines"] == before["visible_pictures6"]["baselines"]
+    table = (out / "suite.md").read_text()
+    assert "This run played 1 of the 6 learner cells again (`--only`): recurrent on 6 picture cards (visible)" in table
 
 
 def test_an_interrupted_run_stops_the_suite_and_counts_as_not_trained(tmp_path, monkeypatch, capsys):
