@@ -31,13 +31,16 @@ SMALL = {
     ],
     "visible_recurrent": ["rules.pairs=3", "num_envs=8", "hyperparameters.n_steps=32", "hyperparameters.n_epochs=1"],
     "raw_memory_visible": ["rules.pairs=3", "num_envs=8", "hyperparameters.n_steps=32", "hyperparameters.n_epochs=1"],
-    "raw_memory_visible_52": [
-        "rules=toddler",
-        "num_envs=4",
-        "hyperparameters.n_steps=32",
-        "hyperparameters.n_epochs=1",
-        "hyperparameters.env_batches=2",
-    ],
+    **{
+        name: [
+            "rules=toddler",
+            "num_envs=4",
+            "hyperparameters.n_steps=32",
+            "hyperparameters.n_epochs=1",
+            "hyperparameters.env_batches=2",
+        ]
+        for name in ("raw_memory_visible_52", "raw_max_memory_visible_52")
+    },
     "duel2p_ppo": [
         "rules.ranks=3",
         "num_envs=4",
