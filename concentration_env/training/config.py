@@ -65,7 +65,7 @@ class TrainConfig:
     - ``league``: self-play against a pool of the learner's frozen past versions and fixed
       members (:class:`LeagueConfig`, :mod:`concentration_env.training.league`); it then
       replaces ``opponents`` in training (evaluations still play the first of ``opponents``).
-    - ``learning_rate_decay_from``: the env step from which an SB3 learner's
+    - ``learning_rate_decay_from``: the env step from which the learner's (SB3's or recurrent_ppo's)
       ``hyperparameters.learning_rate`` falls linearly to ``learning_rate_final`` at
       ``total_timesteps`` (``null``, the default: a constant learning rate). The schedule is a
       function of the env step, so a resumed run carries on along it.
@@ -369,10 +369,8 @@ def _check_combination(config: TrainConfig, source: str) -> None:
 
 
 def _check_decay(config: TrainConfig, source: str) -> None:
-    """A decay needs an SB3 learner, a learning rate to start from and steps left to fall over."""
+    """A decay needs a learning rate to start from and steps left to fall over."""
     key = "learning_rate_decay_from"
-    if config.algo == "recurrent_ppo":
-        raise ValueError(f"{source}: key {key!r}: recurrent_ppo keeps a constant learning rate; use an SB3 algo")
     if "learning_rate" not in config.hyperparameters:
         raise ValueError(f"{source}: key {key!r}: a decay starts from hyperparameters.learning_rate; set it")
     if config.learning_rate_decay_from >= config.total_timesteps:  # type: ignore[operator]  # the caller checked

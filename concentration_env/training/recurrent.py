@@ -202,6 +202,8 @@ class RecurrentPPO:
         # foreach: one multi-tensor update instead of a loop over the parameters (same result).
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=settings.learning_rate, eps=1e-5, foreach=True)
         self.num_timesteps = 0
+        # The learning rate at an env step, set before each update (None: settings.learning_rate throughout).
+        self.schedule: Callable[[int], float] | None = None
 
     def learn(self, total_timesteps: int, on_rollout: Callable[[RecurrentPPO, dict], bool] | None = None) -> None:
         """Train for ``total_timesteps`` env steps. ``on_rollout(self, stats)`` runs after each
@@ -243,8 +245,15 @@ class RecurrentPPO:
                 last_value = self.net.step(self.net.card_inputs(obs), memory, starts)[1]
             self.num_timesteps += s.n_steps * num_envs
             rollout_seconds = time.perf_counter() - began
+            if self.schedule is not None:  # as SB3 does: the rate at the steps taken so far
+                for group in self.optimizer.param_groups:
+                    group["lr"] = self.schedule(self.num_timesteps)
             stats = self._update({k: torch.stack(v) for k, v in batch.items()}, start_memory, last_value, starts)
-            stats.update(rollout_seconds=rollout_seconds, episodes=episode_stats)
+            stats.update(
+                rollout_seconds=rollout_seconds,
+                episodes=episode_stats,
+                learning_rate=self.optimizer.param_groups[0]["lr"],
+            )
             if on_rollout is not None and on_rollout(self, stats) is False:
                 break
 

@@ -11,6 +11,7 @@ from concentration_env.game.core import compile_rules
 from concentration_env.game.rules import Rules
 from concentration_env.training.config import RAW_MEMORY_NETWORKS, TrainConfig
 from concentration_env.training.envs import make_vec_env
+from concentration_env.training.learners import LinearDecay, learning_rate
 from concentration_env.training.model_policy import ModelPolicy
 from concentration_env.training.recurrent import RecurrentPPO, RecurrentPPOSettings
 from concentration_env.training.run_folder import keep_best_at_resume, latest_model
@@ -41,6 +42,9 @@ def train_recurrent(
         settings = RecurrentPPOSettings(**config.hyperparameters)
         agent = RecurrentPPO.resume(latest[0], venv, settings, done, seed=config.seed + done)
         print(f"resuming from {latest[0]} at {done} steps")
+    decay = learning_rate(config)
+    if isinstance(decay, LinearDecay):  # a function of the env step, so a resumed run carries on along it
+        agent.schedule = lambda steps: decay(1.0 - steps / decay.total)
     writer = SummaryWriter(str(run_dir / "tb"))
     checkpoints = run_dir / "checkpoints"
     checkpoints.mkdir(exist_ok=True)
@@ -57,7 +61,7 @@ def train_recurrent(
         steps = agent.num_timesteps
         bar.update(steps - bar.n)
         episode_returns.extend(info["episode"]["r"] for info in stats["episodes"] if "episode" in info)
-        for key in ("policy_loss", "value_loss", "entropy", "recall_loss"):
+        for key in ("policy_loss", "value_loss", "entropy", "recall_loss", "learning_rate"):
             writer.add_scalar(f"train/{key}", stats[key], steps)
         if episode_returns:
             writer.add_scalar("rollout/ep_rew_mean", float(np.mean(episode_returns[-100:])), steps)

@@ -371,9 +371,31 @@ def test_bad_learning_rate_decays_name_the_key(change, key):
         load_config(CONFIGS / "solitaire_ppo.yaml", sets)
 
 
-def test_recurrent_ppo_refuses_a_learning_rate_decay():
-    with pytest.raises(ValueError, match="key 'learning_rate_decay_from': recurrent_ppo keeps a constant"):
-        load_config(CONFIGS / "visible_recurrent.yaml", ["learning_rate_decay_from=0"])
+def test_recurrent_ppo_decays_its_learning_rate_and_carries_it_on_resume(smoke_runs, tmp_path):
+    """recurrent_ppo sets the rate before each update from the env step, as SB3 does, so a
+    resumed run goes on along the same line; the rate goes to TensorBoard."""
+    import shutil
+
+    import torch
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    config, trained = smoke_runs("raw_max_memory_visible_52")
+    run_dir = shutil.copytree(trained, tmp_path / "run")
+    steps = json.loads((run_dir / "training.json").read_text())["timesteps"]
+    start = config.hyperparameters["learning_rate"]
+    total = steps + 4 * 128  # four more rollouts of 4 games x 32 flips
+    longer = config_from_mapping(
+        {**config.to_dict(), "total_timesteps": total, "learning_rate_decay_from": steps, "learning_rate_final": 0.0}
+    )
+    train(longer, "raw_max_memory_visible_52", run_dir, progress_bar=False, resume=True)
+    saved = torch.load(run_dir / "final_model.pt", weights_only=False)
+    assert saved["optimizer"]["param_groups"][0]["lr"] == pytest.approx(0.0)  # the last update's, at total
+    events = EventAccumulator(str(next((run_dir / "tb").glob("events.out.tfevents.*")).parent))
+    events.Reload()
+    rates = {event.step: event.value for event in events.Scalars("train/learning_rate")}
+    for step in range(steps + 128, total + 1, 128):
+        assert rates[step] == pytest.approx(start * (total - step) / (total - steps))
+    assert rates[steps] == pytest.approx(start)  # the first segment kept its constant rate
 
 
 def test_a_resumed_run_decays_its_learning_rate(smoke_runs, tmp_path):
