@@ -11,7 +11,7 @@ state, all positions sharing one ``GRUCell``):
   *raw* tier): the env's raw observations only, self-attention across cards, an auxiliary
   read-out of the face last seen at each position. ``network: card_max_memory``
   (:class:`~concentration_env.training.memory.MaxMemoryNet`, raw too) keeps a running
-  maximum per card in place of the GRU, and a two-layer transformer across cards.
+  maximum per card in place of the GRU, and a pre-norm transformer layer across cards.
 - ``network: mlp`` (:class:`CardMemoryNet`, the *engineered* tier). Each step a card's
   input is what is visible of it now (its face one-hot while face up, captured, legal,
   first card of the turn) plus the turn context, so remembering "the card at 17 is the
