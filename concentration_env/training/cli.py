@@ -39,7 +39,8 @@ def train_main(argv: list[str] | None = None) -> int:
         if args.resume is not None:
             if not Path(args.resume).is_dir():
                 raise ValueError(f"--resume {args.resume!r}: no such run folder")
-            config, name, folder = load_config(Path(args.resume) / "config.yaml", args.set), None, args.resume
+            config, folder = load_config(Path(args.resume) / "config.yaml", args.set), args.resume
+            name = _config_name_of(Path(folder))
         else:
             config, name, folder = load_config(args.config, args.set), Path(args.config).stem, args.run_dir
         if folder is not None:
@@ -47,14 +48,23 @@ def train_main(argv: list[str] | None = None) -> int:
         from concentration_env.training.run import train
 
         # Opponents' model files are loaded when the envs are built: a bad one is a ValueError.
-        run_dir = train(
-            config, name or Path(folder).name, folder, progress_bar=not args.no_progress, resume=args.resume is not None
-        )
+        run_dir = train(config, name, folder, progress_bar=not args.no_progress, resume=args.resume is not None)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(f"run folder: {run_dir}")
     return 0
+
+
+def _config_name_of(run_dir: Path) -> str:
+    """The config name a run was started with (its ``training.json``), so a resumed run keeps it;
+    the folder's name when the run never wrote one."""
+    import json
+
+    try:
+        return str(json.loads((run_dir / "training.json").read_text())["config_name"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return run_dir.name
 
 
 def check_run_dir(path: Path) -> None:

@@ -136,6 +136,7 @@ def test_resume_carries_on_from_the_latest_model_and_pool(league_run):
     assert [entry["timesteps"] for entry in pool["history"]][-1] == 300
     summary = json.loads((run_dir / "training.json").read_text())
     assert summary["timesteps"] >= 300
+    assert summary["config_name"] == first["config_name"] != run_dir.name  # the config's name, not the folder's
     # The time of both segments is counted; the speed is the resumed segment's own.
     assert [(s["from"], s["to"]) for s in summary["segments"]] == [(0, 256), (256, summary["timesteps"])]
     assert summary["wall_seconds"] == pytest.approx(sum(s["wall_seconds"] for s in summary["segments"]), abs=0.11)
