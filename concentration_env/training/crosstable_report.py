@@ -14,6 +14,7 @@ import sys
 import time
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -128,6 +129,14 @@ def entrants(agents: list[str], baselines: list[str], rules: Rules) -> list[Entr
             raise ValueError("baseline 'optimal' plays 2-player games only")
         chosen.append(Entrant(name, "baseline", partial(make_policy, name, rules)))
     return chosen
+
+
+def agent_from_argument(given: str, rules: Rules) -> Any:
+    """The one agent a probe's command line names: a baseline by name, else a saved model."""
+    from baselines.policies import POLICIES
+
+    chosen = entrants([], [given], rules) if given in POLICIES else entrants([given], [], rules)
+    return chosen[0].make()
 
 
 def rules_from_arguments(games: int, seed: int, preset: str, overrides: list[str], players: int) -> Rules:

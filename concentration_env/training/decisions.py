@@ -127,15 +127,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=500, help="seeded deals of self-play")
     parser.add_argument("--seed", type=int, default=1_000_000)
     args = parser.parse_args(argv)
-    from baselines.policies import POLICIES, make_policy
-    from concentration_env.training.crosstable_report import entrants, rules_from_arguments
+    from concentration_env.training.crosstable_report import agent_from_argument, rules_from_arguments
 
     try:
         rules = rules_from_arguments(args.games, args.seed, args.rules, args.set, 2)
-        if args.agent in POLICIES:
-            agent = make_policy(args.agent, rules)
-        else:
-            agent = entrants([args.agent], [], rules)[0].make()
+        agent = agent_from_argument(args.agent, rules)
         decisions = second_flip_decisions(rules, agent, args.games, args.seed)
     except ValueError as error:
         print(f"probe_decisions.py: error: {error}", file=sys.stderr)

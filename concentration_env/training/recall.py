@@ -1,0 +1,121 @@
+"""Does a solitaire agent find a partner it has seen? A probe of memory, decision by decision.
+
+In the one-player game the costly error of an imperfect memory is a second flip that misses a
+known partner: the first card's partner has been shown before, and the agent turns some other
+card. :func:`partner_recall` plays an agent on seeded deals through the harness
+(:func:`baselines.evaluate.play`) and, at every second flip whose first card has a partner
+known to a perfect memory, records whether the agent turned a partner and how many cards of
+known face lay on the table besides the first card (the memory's load). :func:`recall_table`
+reports the share found by load. Greedy with perfect memory finds every one; ``forgetful``
+finds fewer as its capacity shrinks; a visible-mode learner shows where its memory gives out.
+``scripts/probe_recall.py`` is its command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from concentration_env.envs.features import FEATURE_COLUMN, card_features
+from concentration_env.game import core
+from concentration_env.game.rules import Rules
+
+LOAD_BANDS = (0, 8, 16, 24, 32)  # lower edges of the load bands of the table (cards of known face)
+
+
+@dataclass(frozen=True)
+class PartnerRecall:
+    """One row per second flip whose first card had a known partner."""
+
+    load: np.ndarray  # (D,) cards of known face on the table, the first card not counted
+    found: np.ndarray  # (D,) bool: the agent turned a partner of the first card
+
+
+class _Recorder:
+    """A harness policy that plays ``agent`` and records every probed second flip."""
+
+    def __init__(self, agent, rules: Rules):
+        self.agent, self.game, self.name = agent, core.compile_rules(rules), agent.name
+        self.rows: list[tuple[np.ndarray, np.ndarray]] = []
+
+    @property
+    def stationary(self) -> bool:
+        return getattr(self.agent, "stationary", False) is True
+
+    def reset_batch(self, seeds: Sequence[int | None]) -> None:
+        self.agent.reset_batch(seeds)
+
+    def keep(self, rows: np.ndarray) -> None:
+        self.agent.keep(rows)
+
+    def act_batch(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
+        chosen = np.asarray(self.agent.act_batch(observations))
+        features = card_features(self.game, dict(observations))
+        partner_known = features[:, 0, FEATURE_COLUMN["match_known"]] > 0
+        if partner_known.any():
+            picked = np.flatnonzero(partner_known)
+            load = features[picked, :, FEATURE_COLUMN["known"]].sum(axis=1).astype(np.int64)
+            found = features[picked, chosen[picked], FEATURE_COLUMN["matches_first"]] > 0
+            self.rows.append((load, found))
+        return chosen
+
+
+def partner_recall(rules: Rules, agent, games: int, seed: int) -> PartnerRecall:
+    """Play ``agent`` (a harness policy) alone on ``games`` deals seeded ``seed ..`` and record
+    each second flip whose first card's partner had been shown (perfect memory's view)."""
+    from baselines.evaluate import play
+
+    if rules.num_players != 1:
+        raise ValueError(f"num_players={rules.num_players}: the recall probe plays the one-player game")
+    recorder = _Recorder(agent, rules)
+    play(rules, [recorder], games=games, seed=seed)
+    if not recorder.rows:
+        return PartnerRecall(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool))
+    load, found = (np.concatenate(column) for column in zip(*recorder.rows))
+    return PartnerRecall(load, found)
+
+
+def recall_table(recall: PartnerRecall, games: int) -> str:
+    """Markdown: per band of the memory's load, the probed second flips (per game) and the
+    share in which the agent turned the known partner."""
+    lines = ["| cards of known face | second flips per game | partner found |", "|---|---:|---:|"]
+    edges = (*LOAD_BANDS, np.iinfo(np.int64).max)
+    for low, high in itertools.pairwise(edges):
+        rows = (recall.load >= low) & (recall.load < high)
+        if rows.any():
+            band = f"{low}+" if high == edges[-1] else f"{low}-{high - 1}"
+            lines.append(f"| {band} | {rows.sum() / games:.2f} | {recall.found[rows].mean():.3f} |")
+    total = len(recall.found)
+    share = f"{recall.found.mean():.3f}" if total else "nan"
+    lines.append(f"\nAll {total} such second flips ({total / games:.2f} per game): partner found in {share}.")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``scripts/probe_recall.py``: print the recall table of one agent; 2 on bad input."""
+    parser = argparse.ArgumentParser(
+        prog="probe_recall.py",
+        description="How often a solitaire agent turns a partner it has seen, by how many faces it must remember.",
+    )
+    parser.add_argument("agent", help="a saved model (model or run folder, or model file) or a baseline name")
+    parser.add_argument("--rules", default="standard", help="a rules preset (default: standard)")
+    parser.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="rule fields, e.g. matching=rank")
+    parser.add_argument("--games", type=int, default=200, help="seeded deals")
+    parser.add_argument("--seed", type=int, default=5_000_000)
+    args = parser.parse_args(argv)
+    from concentration_env.training.crosstable_report import agent_from_argument, rules_from_arguments
+
+    try:
+        rules = rules_from_arguments(args.games, args.seed, args.rules, args.set, 1)
+        agent = agent_from_argument(args.agent, rules)
+        recall = partner_recall(rules, agent, args.games, args.seed)
+    except ValueError as error:
+        print(f"probe_recall.py: error: {error}", file=sys.stderr)
+        return 2
+    print(recall_table(recall, args.games), end="")
+    return 0
