@@ -4,9 +4,11 @@ In the one-player game the costly error of an imperfect memory is a second flip 
 known partner: the first card's partner has been shown before, and the agent turns some other
 card. :func:`partner_recall` plays an agent on seeded deals through the harness
 (:func:`baselines.evaluate.play`) and, at every second flip whose first card has a partner
-known to a perfect memory, records whether the agent turned a partner and how many cards of
-known face lay on the table besides the first card (the memory's load). :func:`recall_table`
-reports the share found by load. Greedy with perfect memory finds every one; ``forgetful``
+known to a perfect memory, records whether the agent turned a partner, how many cards of
+known face lay on the table besides the first card (the memory's load), and whether the first
+card was new (unseen before this turn: matching it takes a lookup in memory) or known (the
+turn captures a pair known before it began). :func:`recall_table` reports the share found by
+load and by that split. Greedy with perfect memory finds every one; ``forgetful``
 finds fewer as its capacity shrinks; a visible-mode learner shows where its memory gives out.
 ``scripts/probe_recall.py`` is its command line.
 """
@@ -34,6 +36,7 @@ class PartnerRecall:
 
     load: np.ndarray  # (D,) cards of known face on the table, the first card not counted
     found: np.ndarray  # (D,) bool: the agent turned a partner of the first card
+    first_new: np.ndarray  # (D,) bool: the first card had not been seen before this turn
 
 
 class _Recorder:
@@ -41,7 +44,8 @@ class _Recorder:
 
     def __init__(self, agent, rules: Rules):
         self.agent, self.game, self.name = agent, core.compile_rules(rules), agent.name
-        self.rows: list[tuple[np.ndarray, np.ndarray]] = []
+        self.rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.first_new = np.zeros(0, dtype=bool)  # per game: this turn's first card was unseen
 
     @property
     def stationary(self) -> bool:
@@ -49,9 +53,11 @@ class _Recorder:
 
     def reset_batch(self, seeds: Sequence[int | None]) -> None:
         self.agent.reset_batch(seeds)
+        self.first_new = np.zeros(len(seeds), dtype=bool)
 
     def keep(self, rows: np.ndarray) -> None:
         self.agent.keep(rows)
+        self.first_new = self.first_new[rows]
 
     def act_batch(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
         chosen = np.asarray(self.agent.act_batch(observations))
@@ -61,7 +67,10 @@ class _Recorder:
             picked = np.flatnonzero(partner_known)
             load = features[picked, :, FEATURE_COLUMN["known"]].sum(axis=1).astype(np.int64)
             found = features[picked, chosen[picked], FEATURE_COLUMN["matches_first"]] > 0
-            self.rows.append((load, found))
+            self.rows.append((load, found, self.first_new[picked]))
+        mid_turn = features[:, 0, FEATURE_COLUMN["mid_turn"]] > 0
+        turned_unknown = features[np.arange(len(chosen)), chosen, FEATURE_COLUMN["unknown"]] > 0
+        self.first_new = np.where(mid_turn, self.first_new, turned_unknown)
         return chosen
 
 
@@ -75,25 +84,39 @@ def partner_recall(rules: Rules, agent, games: int, seed: int) -> PartnerRecall:
     recorder = _Recorder(agent, rules)
     play(rules, [recorder], games=games, seed=seed)
     if not recorder.rows:
-        return PartnerRecall(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool))
-    load, found = (np.concatenate(column) for column in zip(*recorder.rows))
-    return PartnerRecall(load, found)
+        return PartnerRecall(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool), np.zeros(0, dtype=bool))
+    load, found, first_new = (np.concatenate(column) for column in zip(*recorder.rows))
+    return PartnerRecall(load, found, first_new)
 
 
 def recall_table(recall: PartnerRecall, games: int) -> str:
     """Markdown: per band of the memory's load, the probed second flips (per game) and the
-    share in which the agent turned the known partner."""
-    lines = ["| cards of known face | second flips per game | partner found |", "|---|---:|---:|"]
+    share in which the agent turned the known partner, over all of them and split by whether
+    the first card was new this turn or known before it."""
+    lines = [
+        "| cards of known face | second flips per game | partner found | first card new: found (flips) "
+        "| first card known: found (flips) |",
+        "|---|---:|---:|---:|---:|",
+    ]
     edges = (*LOAD_BANDS, np.iinfo(np.int64).max)
     for low, high in itertools.pairwise(edges):
         rows = (recall.load >= low) & (recall.load < high)
         if rows.any():
             band = f"{low}+" if high == edges[-1] else f"{low}-{high - 1}"
-            lines.append(f"| {band} | {rows.sum() / games:.2f} | {recall.found[rows].mean():.3f} |")
+            split = [_share(recall.found[rows & (recall.first_new == new)]) for new in (True, False)]
+            lines.append(f"| {band} | {rows.sum() / games:.2f} | {_share(recall.found[rows])} | {' | '.join(split)} |")
     total = len(recall.found)
-    share = f"{recall.found.mean():.3f}" if total else "nan"
-    lines.append(f"\nAll {total} such second flips ({total / games:.2f} per game): partner found in {share}.")
+    new, known = (_share(recall.found[recall.first_new == flag]) for flag in (True, False))
+    lines.append(
+        f"\nAll {total} such second flips ({total / games:.2f} per game): partner found in "
+        f"{_share(recall.found)}; after a new first card {new}, after a known one {known}."
+    )
     return "\n".join(lines) + "\n"
+
+
+def _share(found: np.ndarray) -> str:
+    """The share found, with the count behind it when it is a part (``nan`` for none)."""
+    return f"{found.mean():.3f} ({len(found)})" if len(found) else "nan (0)"
 
 
 def main(argv: list[str] | None = None) -> int:

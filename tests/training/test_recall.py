@@ -36,12 +36,52 @@ class AvoidsPartners:
         return np.where(fresh.any(axis=1), fresh.argmax(axis=1), choice)
 
 
+class CapturesKnownPairsOnly:
+    """Captures a pair known before the turn, else turns unseen cards: it never looks up the
+    partner of a new first card (what the running-maximum learner of the suite does)."""
+
+    name = "captures_known_pairs_only"
+
+    def __init__(self, rules):
+        self.game = core.compile_rules(rules)
+
+    def reset_batch(self, seeds):
+        self.first_known = np.zeros(len(seeds), dtype=bool)
+
+    def keep(self, rows):
+        self.first_known = self.first_known[rows]
+
+    def act_batch(self, observations):
+        features = card_features(self.game, dict(observations))
+        legal = features[..., FEATURE_COLUMN["legal"]] > 0
+        unseen = legal & (features[..., FEATURE_COLUMN["unknown"]] > 0)
+        pair = legal & (features[..., FEATURE_COLUMN["known_pair"]] > 0)
+        partner = legal & (features[..., FEATURE_COLUMN["matches_first"]] > 0)
+        fallback = np.where(unseen.any(axis=1), unseen.argmax(axis=1), legal.argmax(axis=1))
+        first = np.where(pair.any(axis=1), pair.argmax(axis=1), fallback)
+        second = np.where(partner.any(axis=1) & self.first_known, partner.argmax(axis=1), fallback)
+        mid_turn = features[:, 0, FEATURE_COLUMN["mid_turn"]] > 0
+        chosen = np.where(mid_turn, second, first)
+        turned_known = features[np.arange(len(chosen)), chosen, FEATURE_COLUMN["known"]] > 0
+        self.first_known = np.where(mid_turn, self.first_known, turned_known)
+        return chosen
+
+
 def test_perfect_memory_finds_every_partner_and_an_avoider_none():
     greedy = partner_recall(RULES, make_policy("greedy", RULES), games=40, seed=3)
     assert len(greedy.found) > 40 and greedy.found.all()
     assert greedy.load.min() >= 1 and greedy.load.max() < RULES.num_cards  # the partner itself is known
     avoider = partner_recall(RULES, AvoidsPartners(RULES), games=10, seed=3)
     assert len(avoider.found) > 0 and not avoider.found.any()
+
+
+def test_the_split_by_first_card_tells_a_pair_capturer_from_a_matcher():
+    greedy = partner_recall(RULES, make_policy("greedy", RULES), games=40, seed=3)
+    assert greedy.first_new.any() and (~greedy.first_new).any()  # both kinds of second flip occur
+    capturer = partner_recall(RULES, CapturesKnownPairsOnly(RULES), games=40, seed=3)
+    assert capturer.first_new.any() and (~capturer.first_new).any()
+    assert capturer.found[~capturer.first_new].all() and not capturer.found[capturer.first_new].any()
+    assert "after a new first card 0.000" in recall_table(capturer, games=40)
 
 
 def test_a_small_memory_finds_fewer_partners_than_a_large_one():
