@@ -12,6 +12,8 @@ import json
 import math
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -137,6 +139,40 @@ def agent_from_argument(given: str, rules: Rules) -> Any:
 
     chosen = entrants([], [given], rules) if given in POLICIES else entrants([given], [], rules)
     return chosen[0].make()
+
+
+@dataclass(frozen=True)
+class ProbeCommand:
+    """A probe's command line: ``PROG AGENT [--rules] [--set] [--games] [--seed]``, whose
+    ``table(rules, agent, games, seed)`` plays the probe and returns the Markdown it prints."""
+
+    prog: str
+    description: str
+    players: int
+    games: int
+    seed: int
+    set_example: str
+    table: Callable[[Rules, Any, int, int], str]
+
+    def main(self, argv: list[str] | None = None) -> int:
+        """Print the probe's table for one agent; 2 and one line on bad input."""
+        parser = argparse.ArgumentParser(prog=self.prog, description=self.description)
+        parser.add_argument("agent", help="a saved model (model or run folder, or model file) or a baseline name")
+        parser.add_argument("--rules", default="standard", help="a rules preset (default: standard)")
+        parser.add_argument(
+            "--set", nargs="*", default=[], metavar="FIELD=VALUE", help=f"rule fields, e.g. {self.set_example}"
+        )
+        parser.add_argument("--games", type=int, default=self.games, help="seeded deals")
+        parser.add_argument("--seed", type=int, default=self.seed)
+        args = parser.parse_args(argv)
+        try:
+            rules = rules_from_arguments(args.games, args.seed, args.rules, args.set, self.players)
+            text = self.table(rules, agent_from_argument(args.agent, rules), args.games, args.seed)
+        except ValueError as error:
+            print(f"{self.prog}: error: {error}", file=sys.stderr)
+            return 2
+        print(text, end="")
+        return 0
 
 
 def rules_from_arguments(games: int, seed: int, preset: str, overrides: list[str], players: int) -> Rules:

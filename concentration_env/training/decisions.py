@@ -13,8 +13,6 @@ by the parity of the two counts. ``scripts/probe_decisions.py`` is its command l
 
 from __future__ import annotations
 
-import argparse
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +21,7 @@ from concentration_env.envs.features import FEATURE_COLUMN, NUM_CARD_FEATURES, c
 from concentration_env.game import core
 from concentration_env.game.rules import Rules
 from concentration_env.game.scoring import scores_seen_by
+from concentration_env.training.crosstable_report import ProbeCommand
 
 # A 52-card game between sound players ends in well under this many turns; a pair of
 # players that pass forever (two known cards each turn) is cut off here.
@@ -113,28 +112,18 @@ def decision_table(decisions: Decisions) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``scripts/probe_decisions.py``: print the decision table of one agent; 2 on bad input."""
-    parser = argparse.ArgumentParser(
-        prog="probe_decisions.py",
-        description="How often an agent's second flips agree with the exact 2-player optimum's.",
-    )
-    parser.add_argument("agent", help="a saved model (model or run folder, or model file) or a baseline name")
-    parser.add_argument("--rules", default="standard", help="a rules preset (default: standard)")
-    parser.add_argument(
-        "--set", nargs="*", default=[], metavar="FIELD=VALUE", help="rule fields, e.g. turn_policy=one_flip"
-    )
-    parser.add_argument("--games", type=int, default=500, help="seeded deals of self-play")
-    parser.add_argument("--seed", type=int, default=1_000_000)
-    args = parser.parse_args(argv)
-    from concentration_env.training.crosstable_report import agent_from_argument, rules_from_arguments
+def _decision_table(rules: Rules, agent, games: int, seed: int) -> str:
+    return decision_table(second_flip_decisions(rules, agent, games, seed))
 
-    try:
-        rules = rules_from_arguments(args.games, args.seed, args.rules, args.set, 2)
-        agent = agent_from_argument(args.agent, rules)
-        decisions = second_flip_decisions(rules, agent, args.games, args.seed)
-    except ValueError as error:
-        print(f"probe_decisions.py: error: {error}", file=sys.stderr)
-        return 2
-    print(decision_table(decisions), end="")
-    return 0
+
+# ``scripts/probe_decisions.py``: print the decision table of one agent; 2 and one line on bad input.
+# ProbeCommand(prog, description, players, default games, default seed, a --set example, table)
+main = ProbeCommand(
+    "probe_decisions.py",
+    "How often an agent's second flips agree with the exact 2-player optimum's.",
+    2,
+    500,
+    1_000_000,
+    "turn_policy=one_flip",
+    _decision_table,
+).main

@@ -15,9 +15,7 @@ finds fewer as its capacity shrinks; a visible-mode learner shows where its memo
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -26,6 +24,7 @@ import numpy as np
 from concentration_env.envs.features import FEATURE_COLUMN, card_features
 from concentration_env.game import core
 from concentration_env.game.rules import Rules
+from concentration_env.training.crosstable_report import ProbeCommand
 
 LOAD_BANDS = (0, 8, 16, 24, 32)  # lower edges of the load bands of the table (cards of known face)
 
@@ -119,26 +118,18 @@ def _share(found: np.ndarray) -> str:
     return f"{found.mean():.3f} ({len(found)})" if len(found) else "nan (0)"
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``scripts/probe_recall.py``: print the recall table of one agent; 2 on bad input."""
-    parser = argparse.ArgumentParser(
-        prog="probe_recall.py",
-        description="How often a solitaire agent turns a partner it has seen, by how many faces it must remember.",
-    )
-    parser.add_argument("agent", help="a saved model (model or run folder, or model file) or a baseline name")
-    parser.add_argument("--rules", default="standard", help="a rules preset (default: standard)")
-    parser.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="rule fields, e.g. matching=rank")
-    parser.add_argument("--games", type=int, default=200, help="seeded deals")
-    parser.add_argument("--seed", type=int, default=5_000_000)
-    args = parser.parse_args(argv)
-    from concentration_env.training.crosstable_report import agent_from_argument, rules_from_arguments
+def _recall_table(rules: Rules, agent, games: int, seed: int) -> str:
+    return recall_table(partner_recall(rules, agent, games, seed), games)
 
-    try:
-        rules = rules_from_arguments(args.games, args.seed, args.rules, args.set, 1)
-        agent = agent_from_argument(args.agent, rules)
-        recall = partner_recall(rules, agent, args.games, args.seed)
-    except ValueError as error:
-        print(f"probe_recall.py: error: {error}", file=sys.stderr)
-        return 2
-    print(recall_table(recall, args.games), end="")
-    return 0
+
+# ``scripts/probe_recall.py``: print the recall table of one agent; 2 and one line on bad input.
+# ProbeCommand(prog, description, players, default games, default seed, a --set example, table)
+main = ProbeCommand(
+    "probe_recall.py",
+    "How often a solitaire agent turns a partner it has seen, by how many faces it must remember.",
+    1,
+    200,
+    5_000_000,
+    "matching=rank",
+    _recall_table,
+).main
