@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -59,8 +60,6 @@ def train_main(argv: list[str] | None = None) -> int:
 def _config_name_of(run_dir: Path) -> str:
     """The config name a run was started with (its ``training.json``), so a resumed run keeps it;
     the folder's name when the run never wrote one."""
-    import json
-
     try:
         return str(json.loads((run_dir / "training.json").read_text())["config_name"])
     except (OSError, ValueError, KeyError, TypeError):

@@ -23,6 +23,7 @@ import numpy as np
 
 from concentration_env.envs.features import FEATURE_COLUMN, card_features
 from concentration_env.game import core
+from concentration_env.game.policy import is_stationary
 from concentration_env.game.rules import Rules
 from concentration_env.training.crosstable_report import ProbeCommand
 
@@ -48,7 +49,7 @@ class _Recorder:
 
     @property
     def stationary(self) -> bool:
-        return getattr(self.agent, "stationary", False) is True
+        return is_stationary(self.agent)
 
     def reset_batch(self, seeds: Sequence[int | None]) -> None:
         self.agent.reset_batch(seeds)
