@@ -37,6 +37,7 @@ class PartnerRecall:
     load: np.ndarray  # (D,) cards of known face on the table, the first card not counted
     found: np.ndarray  # (D,) bool: the agent turned a partner of the first card
     first_new: np.ndarray  # (D,) bool: the first card had not been seen before this turn
+    unseen_left: np.ndarray  # (D,) cards never shown still on the table
 
 
 class _Recorder:
@@ -44,7 +45,7 @@ class _Recorder:
 
     def __init__(self, agent, rules: Rules):
         self.agent, self.game, self.name = agent, core.compile_rules(rules), agent.name
-        self.rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.rows: list[tuple[np.ndarray, ...]] = []
         self.first_new = np.zeros(0, dtype=bool)  # per game: this turn's first card was unseen
 
     @property
@@ -67,7 +68,8 @@ class _Recorder:
             picked = np.flatnonzero(partner_known)
             load = features[picked, :, FEATURE_COLUMN["known"]].sum(axis=1).astype(np.int64)
             found = features[picked, chosen[picked], FEATURE_COLUMN["matches_first"]] > 0
-            self.rows.append((load, found, self.first_new[picked]))
+            unseen_left = features[picked, :, FEATURE_COLUMN["unknown"]].sum(axis=1).astype(np.int64)
+            self.rows.append((load, found, self.first_new[picked], unseen_left))
         mid_turn = features[:, 0, FEATURE_COLUMN["mid_turn"]] > 0
         turned_unknown = features[np.arange(len(chosen)), chosen, FEATURE_COLUMN["unknown"]] > 0
         self.first_new = np.where(mid_turn, self.first_new, turned_unknown)
@@ -84,9 +86,10 @@ def partner_recall(rules: Rules, agent, games: int, seed: int) -> PartnerRecall:
     recorder = _Recorder(agent, rules)
     play(rules, [recorder], games=games, seed=seed)
     if not recorder.rows:
-        return PartnerRecall(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool), np.zeros(0, dtype=bool))
-    load, found, first_new = (np.concatenate(column) for column in zip(*recorder.rows))
-    return PartnerRecall(load, found, first_new)
+        none, never = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+        return PartnerRecall(none, never, never, none)
+    load, found, first_new, unseen_left = (np.concatenate(column) for column in zip(*recorder.rows))
+    return PartnerRecall(load, found, first_new, unseen_left)
 
 
 def recall_table(recall: PartnerRecall, games: int) -> str:
@@ -107,9 +110,14 @@ def recall_table(recall: PartnerRecall, games: int) -> str:
             lines.append(f"| {band} | {rows.sum() / games:.2f} | {_share(recall.found[rows])} | {' | '.join(split)} |")
     total = len(recall.found)
     new, known = (_share(recall.found[recall.first_new == flag]) for flag in (True, False))
+    known_first = ~recall.first_new
+    while_unseen, at_the_end = (
+        _share(recall.found[known_first & ((recall.unseen_left > 0) == left)]) for left in (True, False)
+    )
     lines.append(
         f"\nAll {total} such second flips ({total / games:.2f} per game): partner found in "
-        f"{_share(recall.found)}; after a new first card {new}, after a known one {known}."
+        f"{_share(recall.found)}; after a new first card {new}, after a known one {known} "
+        f"({while_unseen} while unseen cards remained, {at_the_end} once none did)."
     )
     return "\n".join(lines) + "\n"
 

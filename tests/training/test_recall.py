@@ -1,5 +1,7 @@
 """The partner-recall probe: agents with known answers, the table, the command line."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -67,6 +69,20 @@ class CapturesKnownPairsOnly:
         return chosen
 
 
+class UnseenCardsFirst(CapturesKnownPairsOnly):
+    """Turns unseen cards while any remain, then clears the known pairs: what the suite's
+    running-maximum learner does (as many moves as capturing known pairs first)."""
+
+    name = "unseen_cards_first"
+
+    def act_batch(self, observations):
+        features = card_features(self.game, dict(observations))
+        legal = features[..., FEATURE_COLUMN["legal"]] > 0
+        unseen = legal & (features[..., FEATURE_COLUMN["unknown"]] > 0)
+        chosen = super().act_batch(observations)
+        return np.where(unseen.any(axis=1), unseen.argmax(axis=1), chosen)
+
+
 def test_perfect_memory_finds_every_partner_and_an_avoider_none():
     greedy = partner_recall(RULES, make_policy("greedy", RULES), games=40, seed=3)
     assert len(greedy.found) > 40 and greedy.found.all()
@@ -82,6 +98,17 @@ def test_the_split_by_first_card_tells_a_pair_capturer_from_a_matcher():
     assert capturer.first_new.any() and (~capturer.first_new).any()
     assert capturer.found[~capturer.first_new].all() and not capturer.found[capturer.first_new].any()
     assert "after a new first card 0.000" in recall_table(capturer, games=40)
+    assert (capturer.unseen_left[~capturer.first_new] > 0).any()  # it captures with unseen cards left
+
+
+def test_the_split_by_unseen_cards_left_tells_when_known_pairs_are_captured():
+    late = partner_recall(RULES, UnseenCardsFirst(RULES), games=40, seed=3)
+    known_first = ~late.first_new
+    assert known_first.any() and late.found[known_first].all()
+    assert (late.unseen_left[known_first] == 0).all()  # every capture waits for the unseen cards
+    assert "nan (0) while unseen cards remained, 1.000 (" in recall_table(late, games=40)
+    capturer = recall_table(partner_recall(RULES, CapturesKnownPairsOnly(RULES), games=40, seed=3), games=40)
+    assert re.search(r"\(1\.000 \(\d+\) while unseen cards remained", capturer)
 
 
 def test_a_small_memory_finds_fewer_partners_than_a_large_one():
