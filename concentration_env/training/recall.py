@@ -7,8 +7,8 @@ card. :func:`partner_recall` plays an agent on seeded deals through the harness
 known to a perfect memory, records whether the agent turned a partner, how many cards of
 known face lay on the table besides the first card (the memory's load), and whether the first
 card was new (unseen before this turn: matching it takes a lookup in memory) or known (the
-turn captures a pair known before it began). :func:`recall_table` reports the share found by
-load and by that split. Greedy with perfect memory finds every one; ``forgetful``
+turn captures a pair known before it began), and how many unseen cards were left.
+:func:`recall_table` reports the share found by load and by those splits. Greedy with perfect memory finds every one; ``forgetful``
 finds fewer as its capacity shrinks; a visible-mode learner shows where its memory gives out.
 ``scripts/probe_recall.py`` is its command line.
 """
@@ -95,7 +95,8 @@ def partner_recall(rules: Rules, agent, games: int, seed: int) -> PartnerRecall:
 def recall_table(recall: PartnerRecall, games: int) -> str:
     """Markdown: per band of the memory's load, the probed second flips (per game) and the
     share in which the agent turned the known partner, over all of them and split by whether
-    the first card was new this turn or known before it."""
+    the first card was new this turn or known before it; the known ones split again by
+    whether unseen cards were left on the table."""
     lines = [
         "| cards of known face | second flips per game | partner found | first card new: found (flips) "
         "| first card known: found (flips) |",

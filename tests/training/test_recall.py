@@ -55,6 +55,13 @@ class CapturesKnownPairsOnly:
 
     def act_batch(self, observations):
         features = card_features(self.game, dict(observations))
+        mid_turn = features[:, 0, FEATURE_COLUMN["mid_turn"]] > 0
+        chosen = self.choose(features, mid_turn)
+        turned_known = features[np.arange(len(chosen)), chosen, FEATURE_COLUMN["known"]] > 0
+        self.first_known = np.where(mid_turn, self.first_known, turned_known)  # of the card turned
+        return chosen
+
+    def choose(self, features, mid_turn):
         legal = features[..., FEATURE_COLUMN["legal"]] > 0
         unseen = legal & (features[..., FEATURE_COLUMN["unknown"]] > 0)
         pair = legal & (features[..., FEATURE_COLUMN["known_pair"]] > 0)
@@ -62,11 +69,7 @@ class CapturesKnownPairsOnly:
         fallback = np.where(unseen.any(axis=1), unseen.argmax(axis=1), legal.argmax(axis=1))
         first = np.where(pair.any(axis=1), pair.argmax(axis=1), fallback)
         second = np.where(partner.any(axis=1) & self.first_known, partner.argmax(axis=1), fallback)
-        mid_turn = features[:, 0, FEATURE_COLUMN["mid_turn"]] > 0
-        chosen = np.where(mid_turn, second, first)
-        turned_known = features[np.arange(len(chosen)), chosen, FEATURE_COLUMN["known"]] > 0
-        self.first_known = np.where(mid_turn, self.first_known, turned_known)
-        return chosen
+        return np.where(mid_turn, second, first)
 
 
 class UnseenCardsFirst(CapturesKnownPairsOnly):
@@ -75,12 +78,9 @@ class UnseenCardsFirst(CapturesKnownPairsOnly):
 
     name = "unseen_cards_first"
 
-    def act_batch(self, observations):
-        features = card_features(self.game, dict(observations))
-        legal = features[..., FEATURE_COLUMN["legal"]] > 0
-        unseen = legal & (features[..., FEATURE_COLUMN["unknown"]] > 0)
-        chosen = super().act_batch(observations)
-        return np.where(unseen.any(axis=1), unseen.argmax(axis=1), chosen)
+    def choose(self, features, mid_turn):
+        unseen = (features[..., FEATURE_COLUMN["legal"]] > 0) & (features[..., FEATURE_COLUMN["unknown"]] > 0)
+        return np.where(unseen.any(axis=1), unseen.argmax(axis=1), super().choose(features, mid_turn))
 
 
 def test_perfect_memory_finds_every_partner_and_an_avoider_none():
@@ -106,6 +106,7 @@ def test_the_split_by_unseen_cards_left_tells_when_known_pairs_are_captured():
     known_first = ~late.first_new
     assert known_first.any() and late.found[known_first].all()
     assert (late.unseen_left[known_first] == 0).all()  # every capture waits for the unseen cards
+    assert not late.found[late.first_new].any()  # and it never looks up a new card's partner
     assert "nan (0) while unseen cards remained, 1.000 (" in recall_table(late, games=40)
     capturer = recall_table(partner_recall(RULES, CapturesKnownPairsOnly(RULES), games=40, seed=3), games=40)
     assert re.search(r"\(1\.000 \(\d+\) while unseen cards remained", capturer)
