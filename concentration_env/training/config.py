@@ -139,6 +139,9 @@ class LeagueConfig:
     - ``baselines``: fixed members: baseline names (``optimal`` needs 2 players) or saved models' files;
     - ``scheme``: ``pfsp`` (prioritised fictitious self-play: members the learner beats least
       are met most) or ``uniform``; ``exponent``: PFSP's exponent;
+    - ``fixed_share``: the share of the games the fixed members get together once the pool
+      holds a snapshot (each group split by its own weights), or ``None`` to weigh every
+      member against every other;
     - ``eval_games``: seeded games per seat when the learner's win share against every
       member is estimated (at the start and after each snapshot).
     """
@@ -148,6 +151,7 @@ class LeagueConfig:
     baselines: tuple = ("greedy", "safe_first", "forgetful")
     scheme: str = "pfsp"
     exponent: float = 2.0
+    fixed_share: float | None = None
     eval_games: int = 50
 
 
@@ -157,6 +161,7 @@ LEAGUE_CHECKS: dict[str, Callable[[Any], Any]] = {
     "baselines": lambda v: _opponents(v) if v != [] else (),
     "scheme": lambda v: check_choice("league.scheme", v, SCHEMES),
     "exponent": lambda v: _finite("league.exponent", v, 0.0),
+    "fixed_share": lambda v: None if v is None else _finite("league.fixed_share", v, 0.0, maximum=1.0),
     "eval_games": lambda v: check_int("league.eval_games", v, 1, whole_floats=True),
 }
 

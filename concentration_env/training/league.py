@@ -13,6 +13,9 @@ out to the members in proportion to their sampling weights:
   met now and then (``exponent = 0`` is uniform);
 - ``uniform``: ``w_i = 1``.
 
+With ``fixed_share`` set, the fixed members together get that share of the weight once the
+pool holds a snapshot, and the snapshots the rest, each group split by the weights above: a
+learner that beats its baselines then keeps meeting them however its snapshots fare.
 Member ``i`` gets about ``num_envs * w_i / sum(w)`` games (largest remainders), in one
 block of consecutive games, whose learner seats take turns as in any versus config. A game
 changes opponent only when it is next dealt (``VersusBatch.set_opponents``).
@@ -89,7 +92,13 @@ class League:
 
     def weights(self) -> np.ndarray:
         shares = np.array([self.shares.get(member, 0.5) for member in self.members()])
-        return sampling_weights(shares, self.settings.scheme, self.settings.exponent)
+        weights = sampling_weights(shares, self.settings.scheme, self.settings.exponent)
+        fixed, share = len(self.settings.baselines), self.settings.fixed_share
+        if share is None or not self.snapshots or not fixed:
+            return weights
+        weights[:fixed] *= share / weights[:fixed].sum()
+        weights[fixed:] *= (1.0 - share) / weights[fixed:].sum()
+        return weights
 
     def due(self, timesteps: int) -> bool:
         """Whether a snapshot is due at ``timesteps``."""

@@ -10,7 +10,7 @@ from baselines import make_policy
 from concentration_env.game.batch import VersusBatch
 from concentration_env.game.rules import resolve_rules
 from concentration_env.training.config import config_from_mapping
-from concentration_env.training.league import EPSILON, allot, sampling_weights
+from concentration_env.training.league import EPSILON, League, allot, sampling_weights
 
 TINY = resolve_rules("standard", num_players=2, ranks=2)
 
@@ -60,6 +60,26 @@ def test_pfsp_weights_favour_the_members_the_learner_beats_least():
     assert allot(np.array([1.0, 1.0, 1.0]), 16).tolist() in ([6, 5, 5], [5, 6, 5], [5, 5, 6])
 
 
+def test_fixed_share_splits_the_games_between_baselines_and_snapshots(tmp_path):
+    league_settings = {"baselines": ["greedy", "safe_first"], "fixed_share": 0.6}
+    config = config_from_mapping(
+        {"rules": {"num_players": 3, "ranks": 2}, "vec_env": "native", "league": league_settings}
+    )
+    (tmp_path / "config.yaml").write_text("{}\n")
+    league = League(config, config.resolved_rules, tmp_path)
+    league.shares = {"greedy": 0.9, "safe_first": 0.5, "snapshot_1.zip": 0.2, "snapshot_2.zip": 0.4}
+    pfsp = sampling_weights(np.array([0.9, 0.5]), "pfsp", 2.0)
+    # No snapshot yet: the fixed members share everything by their own weights.
+    np.testing.assert_allclose(league.weights(), pfsp)
+    league.snapshots = ["snapshot_1.zip", "snapshot_2.zip"]
+    weights = league.weights() / league.weights().sum()
+    np.testing.assert_allclose(weights[:2].sum(), 0.6)
+    np.testing.assert_allclose(weights[:2] / weights[:2].sum(), pfsp / pfsp.sum())
+    snapshots = sampling_weights(np.array([0.2, 0.4]), "pfsp", 2.0)
+    np.testing.assert_allclose(weights[2:] / weights[2:].sum(), snapshots / snapshots.sum())
+    assert allot(league.weights(), 20)[:2].sum() == 12
+
+
 def test_league_config_checks():
     base = {"rules": {"num_players": 3, "ranks": 2}, "vec_env": "native"}
     assert config_from_mapping({**base, "league": {}}).league.scheme == "pfsp"
@@ -68,6 +88,7 @@ def test_league_config_checks():
         ({"snapshot_every": 0}, "league.snapshot_every"),
         ({"baselines": ["optimal"]}, "2-player games only"),
         ({"pool": 3}, "unknown key"),
+        ({"fixed_share": 1.5}, "league.fixed_share"),
     ):
         with pytest.raises(ValueError, match=match):
             config_from_mapping({**base, "league": league})
