@@ -139,9 +139,8 @@ class LeagueConfig:
     - ``baselines``: fixed members: baseline names (``optimal`` needs 2 players) or saved models' files;
     - ``scheme``: ``pfsp`` (prioritised fictitious self-play: members the learner beats least
       are met most) or ``uniform``; ``exponent``: PFSP's exponent;
-    - ``fixed_share``: the share of the games the fixed members get together once the pool
-      holds a snapshot (each group split by its own weights), or ``None`` to weigh every
-      member against every other;
+    - ``fixed_share``: the fixed members' share of the games once a snapshot joins (each group
+      split by its weights), or ``None``: every member weighed against every other;
     - ``eval_games``: seeded games per seat when the learner's win share against every
       member is estimated (at the start and after each snapshot).
     """
