@@ -57,6 +57,8 @@ SMALL = {
             "hyperparameters.n_epochs=1",
             "league.snapshot_every=256",
             "league.eval_games=2",
+            # the config's rate falls from 500k steps: within the smoke's 512 here
+            *(["learning_rate_decay_from=256"] if name == "league_4p_counts" else []),
         ]
         for base in ("league_2p", "league_3p", "league_4p", "league_2p_one_flip")
         for name in (base, f"{base}_counts")
