@@ -158,6 +158,7 @@ class League:
             "shares": self.shares,
             "last_snapshot": self.last_snapshot,
             "scheme": self.settings.scheme,
+            "fixed_share": self.settings.fixed_share,
             "history": self.history,
         }
         (self.folder / POOL_FILE).write_text(json.dumps(state, indent=2) + "\n")

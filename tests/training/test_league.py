@@ -127,6 +127,7 @@ def test_smoke_self_play_with_two_snapshots(league_run):
     config, run_dir = league_run
     pool = json.loads((run_dir / "league" / "pool.json").read_text())
     assert pool["snapshots"] == ["snapshot_100.zip", "snapshot_200.zip"]
+    assert pool["scheme"] == "pfsp" and pool["fixed_share"] is None
     assert [entry["timesteps"] for entry in pool["history"]] == [0, 100, 200]
     last = pool["history"][-1]
     assert set(last["shares"]) == {"greedy", "optimal", "snapshot_100", "snapshot_200"}
