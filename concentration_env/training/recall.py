@@ -8,8 +8,9 @@ known to a perfect memory, records whether the agent turned a partner, how many 
 known face lay on the table besides the first card (the memory's load), and whether the first
 card was new (unseen before this turn: matching it takes a lookup in memory) or known (the
 turn captures a pair known before it began), and how many unseen cards were left.
-:func:`recall_table` reports the share found by load and by those splits. Greedy with perfect memory finds every one; ``forgetful``
-finds fewer as its capacity shrinks; a visible-mode learner shows where its memory gives out.
+:func:`recall_table` reports the share found by load and by those splits. Greedy with
+perfect memory finds every one; ``forgetful`` finds fewer as its capacity shrinks; a
+visible-mode learner shows where its memory gives out.
 ``scripts/probe_recall.py`` is its command line.
 """
 
