@@ -44,9 +44,6 @@ rule; ``tests/baselines/test_optimal.py`` checks it on the DP); under one flip t
 alternates mostly with the parity of the lone known cards. ``unknown_frac`` and
 ``removed_frac`` carry the same numbers, but a small network does not read a parity off a
 fraction; from a one-hot count it is one weight per value.
-:func:`parity_features` (the feature set ``parity_features``) adds each count's parity as one
-more column: from the one-hot a network must learn the rule once per value of the count
-(27 values on 52 cards), from the parity once.
 
 :class:`CardFeatures` wraps a single Gymnasium env; :class:`VecCardFeatures` wraps an SB3
 ``VecEnv`` (for example the batched one of ``concentration_env.integrations.sb3``); both call the one
@@ -113,23 +110,16 @@ def count_width(game: Game) -> int:
     return game.num_cards // 2 + 1
 
 
-def public_counts(game: Game, base: np.ndarray) -> list[np.ndarray]:
-    """The counts of :data:`COUNT_FEATURES`, each ``(B,)`` clipped to ``0 .. num_cards // 2``,
-    from a batch of :func:`card_features`."""
-    on_table = base[..., FEATURE_COLUMN["removed"]] == 0
-    known = (base[..., FEATURE_COLUMN["known"]] + base[..., FEATURE_COLUMN["face_up"]] > 0) & on_table
-    lone = (known & (base[..., FEATURE_COLUMN["known_pair"]] == 0)).sum(axis=1)
-    unknown = (base[..., FEATURE_COLUMN["unknown"]] > 0).sum(axis=1)
-    top = count_width(game) - 1
-    return [np.clip((unknown - lone) // 2, 0, top), np.clip(lone, 0, top)]
-
-
 def count_features(game: Game, obs: dict[str, np.ndarray]) -> np.ndarray:
     """:func:`card_features` followed by the one-hot counts of :data:`COUNT_FEATURES`:
     ``(B, num_cards, NUM_CARD_FEATURES + 2 * count_width(game))`` float32."""
     base = card_features(game, obs)
-    counts = public_counts(game, base)
+    on_table = base[..., FEATURE_COLUMN["removed"]] == 0
+    known = (base[..., FEATURE_COLUMN["known"]] + base[..., FEATURE_COLUMN["face_up"]] > 0) & on_table
+    lone = (known & (base[..., FEATURE_COLUMN["known_pair"]] == 0)).sum(axis=1)
+    unknown = (base[..., FEATURE_COLUMN["unknown"]] > 0).sum(axis=1)
     width = count_width(game)
+    counts = [np.clip((unknown - lone) // 2, 0, width - 1), np.clip(lone, 0, width - 1)]
     out = np.zeros(base.shape[:2] + (base.shape[2] + len(counts) * width,), dtype=np.float32)
     out[..., : base.shape[2]] = base
     rows = np.arange(len(base))
@@ -138,20 +128,10 @@ def count_features(game: Game, obs: dict[str, np.ndarray]) -> np.ndarray:
     return out
 
 
-def parity_features(game: Game, obs: dict[str, np.ndarray]) -> np.ndarray:
-    """:func:`count_features` followed by each count's parity (1 = odd), in the order of
-    :data:`COUNT_FEATURES`: ``(B, num_cards, NUM_CARD_FEATURES + 2 * count_width(game) + 2)``."""
-    counted = count_features(game, obs)
-    counts = public_counts(game, counted[..., :NUM_CARD_FEATURES])
-    parities = np.stack([count % 2 for count in counts], axis=1).astype(np.float32)  # (B, 2)
-    return np.concatenate([counted, np.broadcast_to(parities[:, None, :], counted.shape[:2] + (2,))], axis=2)
-
-
 # Feature set name (a config's ``features``) -> its batched function.
 FEATURE_SETS: dict[str, Callable[[Game, dict[str, np.ndarray]], np.ndarray]] = {
     "card_features": card_features,
     "count_features": count_features,
-    "parity_features": parity_features,
 }
 
 
@@ -163,10 +143,9 @@ def _feature_function(feature_set: str) -> Callable[[Game, dict[str, np.ndarray]
 
 def features_space(game: Game, feature_set: str = "card_features") -> gym.spaces.Box:
     """The observation space of one feature set (:data:`FEATURE_SETS`) for one game."""
-    function = _feature_function(feature_set)
-    counted = function in (count_features, parity_features)
-    width = NUM_CARD_FEATURES + (len(COUNT_FEATURES) * count_width(game) if counted else 0)
-    width += len(COUNT_FEATURES) if function is parity_features else 0
+    width = NUM_CARD_FEATURES + (
+        len(COUNT_FEATURES) * count_width(game) if _feature_function(feature_set) is count_features else 0
+    )
     return gym.spaces.Box(0.0, 1.0, shape=(game.num_cards, width), dtype=np.float32)
 
 

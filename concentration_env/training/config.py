@@ -25,7 +25,7 @@ from concentration_env.game.seats import OBSERVATION_MODES
 
 ALGOS = ("maskable_ppo", "ppo", "dqn", "recurrent_ppo")
 MASKED_ALGOS = ("maskable_ppo", "recurrent_ppo")  # the others flip blind; illegal flips follow illegal_action
-FEATURES = ("raw", "card_features", "count_features", "parity_features")
+FEATURES = ("raw", "card_features", "count_features")
 # The policy_kwargs of network: card_attention (the first three are whole sizes).
 ATTENTION_SIZES = ("d_model", "layers", "heads", "shared", "value_scale")
 ATTENTION_SWITCHES = ("shared", "value_scale")
@@ -45,8 +45,8 @@ class TrainConfig:
     - ``rules``: a preset name or a mapping of rule fields (optionally with ``preset``).
     - ``observation_mode``: ``memory`` or ``visible``.
     - ``features``: ``raw`` observation, or an engineered feature set of
-      ``concentration_env.envs.features``: ``card_features``, ``count_features`` (the same plus
-      one-hot public counts: unseen pairs, lone known cards), ``parity_features`` (and their parities).
+      ``concentration_env.envs.features``: ``card_features``, or ``count_features`` (the same
+      plus one-hot public counts: unseen pairs and lone known cards).
     - ``network``: ``mlp`` (SB3's default policy; for ``recurrent_ppo``, its engineered
       network), ``per_card`` (shared per-card scorer; needs a feature set),
       ``card_attention`` (self-attention over per-card tokens of the raw observation,
@@ -328,7 +328,7 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "config") -> Trai
 def _check_combination(config: TrainConfig, source: str) -> None:
     """Checks that involve more than one key."""
     if config.network == "per_card" and config.features == "raw":
-        raise ValueError(f"{source}: key 'network': 'per_card' needs features: {' or '.join(FEATURES[1:])}")
+        raise ValueError(f"{source}: key 'network': 'per_card' needs features: card_features or count_features")
     if config.network == "mlp" and "hidden" in config.policy_kwargs:
         raise ValueError(
             f"{source}: key 'policy_kwargs': 'hidden' is the width of network: per_card; "

@@ -108,36 +108,13 @@ def test_count_features_match_the_god_view_through_random_games(fields):
     assert len(counts_seen) > 10
 
 
-@pytest.mark.parametrize("fields", [{"deck": "pictures", "pairs": 6}, {}])
-def test_parity_features_are_the_count_features_and_their_parities(fields):
-    counted = CardFeatures(gym.make("Concentration-v0", **fields), "count_features")
-    with_parity = CardFeatures(gym.make("Concentration-v0", **fields), "parity_features")
-    game = counted.unwrapped.game
-    width = NUM_CARD_FEATURES + 2 * count_width(game)
-    assert with_parity.observation_space.shape == (game.num_cards, width + 2)
-    (a, info), (b, _) = counted.reset(seed=6), with_parity.reset(seed=6)
-    rng = np.random.default_rng(7)
-    parities_seen = set()
-    for _ in range(300):
-        assert with_parity.observation_space.contains(b)
-        np.testing.assert_array_equal(b[:, :width], a)
-        unseen, lone = expected_counts(game, counted.unwrapped._state)
-        np.testing.assert_array_equal(b[:, width:], np.tile([unseen % 2, lone % 2], (game.num_cards, 1)))
-        parities_seen.add((unseen % 2, lone % 2))
-        action = rng.choice(np.flatnonzero(info["action_mask"]))
-        (a, _, terminated, truncated, info), (b, *_) = counted.step(action), with_parity.step(action)
-        if terminated or truncated:
-            (a, info), (b, _) = counted.reset(), with_parity.reset()
-    assert len(parities_seen) == 4
-
-
 def test_action_masks_reach_through_the_wrapper():
     env = CardFeatures(gym.make("Concentration-v0", rules="toddler"))
     _, info = env.reset(seed=1)
     np.testing.assert_array_equal(env.get_wrapper_attr("action_masks")(), info["action_mask"].astype(bool))
 
 
-@pytest.mark.parametrize("feature_set", ["card_features", "count_features", "parity_features"])
+@pytest.mark.parametrize("feature_set", ["card_features", "count_features"])
 def test_vec_wrapper_equals_the_single_env_wrapper(feature_set):
     from stable_baselines3.common.vec_env import DummyVecEnv
 
