@@ -9,6 +9,12 @@ known one. :func:`second_flip_decisions` plays an agent against itself on seeded
 at every such decision, asks the optimum what it would flip from the same observation;
 :func:`decision_table` reports how often each turns a known card and how often they agree,
 by the parity of the two counts. ``scripts/probe_decisions.py`` is its command line.
+
+:class:`OptimumAt` and :func:`gap_table` measure what an agent's departures from the optimum
+cost: the agent plays against the optimum while the optimum's own flip replaces the agent's at
+its first flips, at the second flips probed above, or at both, and each variant's win share
+and pair margin against the optimum show which decisions hold the gap
+(``scripts/probe_gap.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import numpy as np
 
 from concentration_env.envs.features import FEATURE_COLUMN, NUM_CARD_FEATURES, count_features, count_width
 from concentration_env.game import core
+from concentration_env.game.policy import is_stationary
 from concentration_env.game.rules import Rules
 from concentration_env.game.scoring import scores_seen_by
 from concentration_env.training.crosstable_report import ProbeCommand
@@ -112,6 +119,84 @@ def decision_table(decisions: Decisions) -> str:
     return "\n".join(lines) + "\n"
 
 
+class OptimumAt:
+    """A harness policy: ``agent`` plays, and at the decisions chosen the exact optimum's flip
+    replaces its own: ``first`` (every first flip of a turn), ``second`` (every second flip
+    after a first card unknown before the turn that pairs with no known card). Counts the
+    decisions taken over (``taken``) and those where the two differed (``changed``)."""
+
+    name = "optimum_at"
+
+    def __init__(self, agent, rules: Rules, first: bool, second: bool):
+        from baselines.optimal_policy import OptimalPolicy
+
+        self.agent, self.optimum = agent, OptimalPolicy(rules)
+        self.game = core.compile_rules(rules)
+        self.first, self.second = first, second
+        self.taken = self.changed = 0
+        self.first_was_unknown = np.zeros(0, dtype=bool)
+
+    @property
+    def stationary(self) -> bool:
+        return is_stationary(self.agent)
+
+    def reset_batch(self, seeds) -> None:
+        self.agent.reset_batch(seeds)
+        self.optimum.reset_batch(seeds)
+        self.first_was_unknown = np.zeros(len(seeds), dtype=bool)
+
+    def keep(self, rows: np.ndarray) -> None:
+        self.agent.keep(rows)
+        self.optimum.keep(rows)
+        self.first_was_unknown = self.first_was_unknown[rows]
+
+    def act_batch(self, observations) -> np.ndarray:
+        own, best = self.agent.act_batch(observations), self.optimum.act_batch(observations)
+        features = count_features(self.game, observations)
+        mid_turn = features[:, 0, FEATURE_COLUMN["mid_turn"]] > 0
+        lone_first = self.first_was_unknown & (features[:, 0, FEATURE_COLUMN["match_known"]] == 0)
+        taken = (~mid_turn & self.first) | (mid_turn & lone_first & self.second)
+        self.taken += int(taken.sum())
+        self.changed += int((taken & (own != best)).sum())
+        chosen = np.where(taken, best, own)
+        unknown = features[np.arange(len(chosen)), chosen, FEATURE_COLUMN["unknown"]] > 0
+        self.first_was_unknown = np.where(mid_turn, self.first_was_unknown, unknown)
+        return chosen
+
+
+# (label, the optimum takes the first flips, the probed second flips)
+SUBSTITUTIONS = (
+    ("nothing", False, False),
+    ("first flips", True, False),
+    ("second flips", False, True),
+    ("both", True, True),
+)
+
+
+def gap_table(rules: Rules, agent, games: int, seed: int) -> str:
+    """Markdown: for each of :data:`SUBSTITUTIONS`, the agent with the optimum at those
+    decisions against the optimum over both seats of ``games`` deals: decisions taken over,
+    how many changed, win share and pair margin with 95% intervals."""
+    from baselines.evaluate import estimate
+    from baselines.optimal_policy import OptimalPolicy
+    from concentration_env.training.crosstable import Entrant, seat_games
+
+    optimum = Entrant("optimal", "baseline", lambda: OptimalPolicy(rules))
+    lines = [
+        "| the optimum decides | decisions taken over | changed | win share against optimal | pair margin |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for label, first, second in SUBSTITUTIONS:
+        player = OptimumAt(agent, rules, first, second)
+        shares, margins = seat_games(rules, Entrant(label, "probe", lambda player=player: player), optimum, games, seed)
+        share, margin = estimate(shares.ravel()), estimate(margins.ravel())
+        lines.append(
+            f"| {label} | {player.taken} | {player.changed} | {share.mean:.3f} ± {share.ci95:.3f} "
+            f"| {margin.mean:+.2f} ± {margin.ci95:.2f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def _decision_table(rules: Rules, agent, games: int, seed: int) -> str:
     return decision_table(second_flip_decisions(rules, agent, games, seed))
 
@@ -126,4 +211,16 @@ main = ProbeCommand(
     1_000_000,
     "turn_policy=one_flip",
     _decision_table,
+).main
+
+
+# ``scripts/probe_gap.py``: the agent with the optimum at some of its decisions, against the optimum.
+gap_main = ProbeCommand(
+    "probe_gap.py",
+    "Where an agent's gap to the exact 2-player optimum lies: the optimum takes over some of its decisions.",
+    2,
+    500,
+    1_000_000,
+    "turn_policy=one_flip",
+    gap_table,
 ).main
