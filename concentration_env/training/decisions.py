@@ -20,6 +20,7 @@ and pair margin against the optimum show which decisions hold the gap
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -173,6 +174,10 @@ SUBSTITUTIONS = (
 )
 
 
+def _same(player: OptimumAt) -> OptimumAt:
+    return player
+
+
 def gap_table(rules: Rules, agent, games: int, seed: int) -> str:
     """Markdown: for each of :data:`SUBSTITUTIONS`, the agent with the optimum at those
     decisions against the optimum over both seats of ``games`` deals: decisions taken over,
@@ -187,8 +192,8 @@ def gap_table(rules: Rules, agent, games: int, seed: int) -> str:
         "|---|---:|---:|---:|---:|",
     ]
     for label, first, second in SUBSTITUTIONS:
-        player = OptimumAt(agent, rules, first, second)
-        shares, margins = seat_games(rules, Entrant(label, "probe", lambda player=player: player), optimum, games, seed)
+        player = OptimumAt(agent, rules, first, second)  # one player for both seats: its counts add up
+        shares, margins = seat_games(rules, Entrant(label, "probe", partial(_same, player)), optimum, games, seed)
         share, margin = estimate(shares.ravel()), estimate(margins.ravel())
         lines.append(
             f"| {label} | {player.taken} | {player.changed} | {share.mean:.3f} ± {share.ci95:.3f} "
