@@ -124,7 +124,8 @@ class OptimumAt:
     """A harness policy: ``agent`` plays, and at the decisions chosen the exact optimum's flip
     replaces its own: ``first`` (every first flip of a turn), ``second`` (every second flip
     after a first card unknown before the turn that pairs with no known card). Counts the
-    decisions taken over (``taken``) and those where the two differed (``changed``)."""
+    decisions taken over (``taken``) and those where one would turn an unknown card and the
+    other a known one (``changed``; two known cards, as in a stall, count as the same kind)."""
 
     name = "optimum_at"
 
@@ -157,11 +158,12 @@ class OptimumAt:
         mid_turn = features[:, 0, FEATURE_COLUMN["mid_turn"]] > 0
         lone_first = self.first_was_unknown & (features[:, 0, FEATURE_COLUMN["match_known"]] == 0)
         taken = (~mid_turn & self.first) | (mid_turn & lone_first & self.second)
+        unknown = features[..., FEATURE_COLUMN["unknown"]] > 0
+        rows = np.arange(len(own))
         self.taken += int(taken.sum())
-        self.changed += int((taken & (own != best)).sum())
+        self.changed += int((taken & (unknown[rows, own] != unknown[rows, best])).sum())
         chosen = np.where(taken, best, own)
-        unknown = features[np.arange(len(chosen)), chosen, FEATURE_COLUMN["unknown"]] > 0
-        self.first_was_unknown = np.where(mid_turn, self.first_was_unknown, unknown)
+        self.first_was_unknown = np.where(mid_turn, self.first_was_unknown, unknown[rows, chosen])
         return chosen
 
 
@@ -181,14 +183,14 @@ def _same(player: OptimumAt) -> OptimumAt:
 def gap_table(rules: Rules, agent, games: int, seed: int) -> str:
     """Markdown: for each of :data:`SUBSTITUTIONS`, the agent with the optimum at those
     decisions against the optimum over both seats of ``games`` deals: decisions taken over,
-    how many changed, win share and pair margin with 95% intervals."""
+    how many changed kind (unknown against known card), win share and pair margin with 95% intervals."""
     from baselines.evaluate import estimate
     from baselines.optimal_policy import OptimalPolicy
     from concentration_env.training.crosstable import Entrant, seat_games
 
     optimum = Entrant("optimal", "baseline", lambda: OptimalPolicy(rules))
     lines = [
-        "| the optimum decides | decisions taken over | changed | win share against optimal | pair margin |",
+        "| the optimum decides | decisions taken over | changed (unknown / known) | win share against optimal | pair margin |",
         "|---|---:|---:|---:|---:|",
     ]
     for label, first, second in SUBSTITUTIONS:
