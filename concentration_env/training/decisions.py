@@ -164,6 +164,9 @@ class OptimumAt:
         self.changed += int((taken & (unknown[rows, own] != unknown[rows, best])).sum())
         chosen = np.where(taken, best, own)
         self.first_was_unknown = np.where(mid_turn, self.first_was_unknown, unknown[rows, chosen])
+        # The optimum marks a turn it opens with a known card as a stall; a turn the agent opened
+        # with an unknown card is none, whatever the optimum would have done.
+        self.optimum.stalling &= ~(~mid_turn & unknown[rows, chosen])
         return chosen
 
 
