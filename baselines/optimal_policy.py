@@ -26,7 +26,10 @@ class OptimalPolicy(BaselinePolicy):
 
     name = "optimal"
     stationary = True
-    per_game = BaselinePolicy.per_game + ("first_known", "stalling")
+    # known_at_opening: what was known when the turn began; stalling: the opening chose to stall.
+    # The turn's first card is read from the board, not from this policy's own pick, so the
+    # second flip is right whoever turned the first card (scripts/probe_gap.py substitutes).
+    per_game = BaselinePolicy.per_game + ("known_at_opening", "stalling")
     STALL, KNOWN_MISS = -1, -1  # codes besides class states and pools
 
     def __init__(self, rules: Rules):
@@ -46,7 +49,7 @@ class OptimalPolicy(BaselinePolicy):
 
     def reset_batch(self, seeds: Sequence[int | None]) -> None:
         super().reset_batch(seeds)
-        self.first_known = np.zeros(len(seeds), dtype=bool)
+        self.known_at_opening = np.zeros((len(seeds), self.game.num_cards), dtype=bool)
         self.stalling = np.zeros(len(seeds), dtype=bool)
 
     def _class_states(self, view: dict, known: np.ndarray):
@@ -112,6 +115,7 @@ class OptimalPolicy(BaselinePolicy):
         if opening.any():
             code[opening] = self._decide(counts[opening], self._opening_code)
         self.stalling = np.where(opening, code == self.STALL, self.stalling)
+        self.known_at_opening = np.where(opening[:, None], known, self.known_at_opening)
         face_down = unknown & (view["backs"] == (-10 - code)[:, None])
         target = np.where(
             (code <= -10)[:, None],
@@ -123,18 +127,18 @@ class OptimalPolicy(BaselinePolicy):
 
         first_face = self.memory[rows, view["first_pos"]]
         partner, has_partner = self._pick(self._partners(view, known, first_face) & view["legal"])
+        first_known = self.known_at_opening[rows, view["first_pos"]]
+        stalling = self.stalling & first_known  # a stall turns a known card first
         # The DP's second-flip choice, where there is a choice (no partner known, no stall).
         second = np.zeros(len(known), dtype=np.int64)
-        choosing = ~opening & ~has_partner & ~self.stalling
+        choosing = ~opening & ~has_partner & ~stalling
         if choosing.any():
             first_state = card_state[rows, view["first_pos"]]
-            keys = np.column_stack([counts, first_state, self.first_known])[choosing]
+            keys = np.column_stack([counts, first_state, first_known])[choosing]
             second[choosing] = self._decide(keys, self._second_code)
         miss, has_known = self._pick(legal_known)
         turn, has_turn = self._pick(unknown & (view["backs"] == second[:, None]))
-        deliberate = (self.stalling | (second == self.KNOWN_MISS)) & has_known
+        deliberate = (stalling | (second == self.KNOWN_MISS)) & has_known
         flip = np.where(has_partner, partner, np.where(deliberate, miss, np.where(has_turn, turn, anything)))
 
-        action = np.where(opening, first, flip)
-        self.first_known = np.where(opening, known[rows, action], self.first_known)
-        return action
+        return np.where(opening, first, flip)
