@@ -24,7 +24,13 @@ from functools import partial
 
 import numpy as np
 
-from concentration_env.envs.features import FEATURE_COLUMN, NUM_CARD_FEATURES, count_features, count_width
+from concentration_env.envs.features import (
+    FEATURE_COLUMN,
+    NUM_CARD_FEATURES,
+    card_features,
+    count_features,
+    count_width,
+)
 from concentration_env.game import core
 from concentration_env.game.policy import is_stationary
 from concentration_env.game.rules import Rules
@@ -34,6 +40,13 @@ from concentration_env.training.crosstable_report import ProbeCommand
 # A 52-card game between sound players ends in well under this many turns; a pair of
 # players that pass forever (two known cards each turn) is cut off here.
 PROBE_MAX_TURNS = 300
+
+
+def after_lone_new_card(features: np.ndarray, first_was_unknown: np.ndarray) -> np.ndarray:
+    """(B,) bool from a batch of :func:`card_features` (or a set that starts with them): a
+    second flip after a first card nobody had seen that pairs with no known card."""
+    mid_turn = features[:, 0, FEATURE_COLUMN["mid_turn"]] > 0
+    return mid_turn & first_was_unknown & (features[:, 0, FEATURE_COLUMN["match_known"]] == 0)
 
 
 @dataclass(frozen=True)
@@ -79,9 +92,7 @@ def second_flip_decisions(rules: Rules, agent, games: int, seed: int) -> Decisio
         mid_turn = features[:, 0, FEATURE_COLUMN["mid_turn"]] > 0
         probed = (
             ~state.done
-            & mid_turn
-            & first_was_unknown
-            & (features[:, 0, FEATURE_COLUMN["match_known"]] == 0)
+            & after_lone_new_card(features, first_was_unknown)
             & (legal & unknown).any(axis=1)
             & (legal & known).any(axis=1)
         )
@@ -154,19 +165,15 @@ class OptimumAt:
 
     def act_batch(self, observations) -> np.ndarray:
         own, best = self.agent.act_batch(observations), self.optimum.act_batch(observations)
-        features = count_features(self.game, observations)
+        features = card_features(self.game, observations)
         mid_turn = features[:, 0, FEATURE_COLUMN["mid_turn"]] > 0
-        lone_first = self.first_was_unknown & (features[:, 0, FEATURE_COLUMN["match_known"]] == 0)
-        taken = (~mid_turn & self.first) | (mid_turn & lone_first & self.second)
+        taken = (~mid_turn & self.first) | (after_lone_new_card(features, self.first_was_unknown) & self.second)
         unknown = features[..., FEATURE_COLUMN["unknown"]] > 0
         rows = np.arange(len(own))
         self.taken += int(taken.sum())
         self.changed += int((taken & (unknown[rows, own] != unknown[rows, best])).sum())
         chosen = np.where(taken, best, own)
         self.first_was_unknown = np.where(mid_turn, self.first_was_unknown, unknown[rows, chosen])
-        # The optimum marks a turn it opens with a known card as a stall; a turn the agent opened
-        # with an unknown card is none, whatever the optimum would have done.
-        self.optimum.stalling &= ~(~mid_turn & unknown[rows, chosen])
         return chosen
 
 
