@@ -42,6 +42,9 @@ class CardTokens(BaseFeaturesExtractor):
     :class:`CardAttentionPolicy`): rollouts pass the env's dtypes, the rollout buffer floats.
     """
 
+    vocabulary: int  # set by init_card_tokens, as are the layers
+    flag_keys: tuple[str, ...]
+
     def __init__(self, observation_space: spaces.Dict, d_model: int = 64, layers: int = 2, heads: int = 4):
         super().__init__(observation_space, features_dim=d_model)
         flag_keys = tuple(key for key in FLAG_KEYS if key in observation_space.spaces)

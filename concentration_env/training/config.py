@@ -9,7 +9,6 @@ validation, so they are checked the same way. No torch here: loading a config is
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -17,11 +16,20 @@ from pathlib import Path
 from typing import Any
 
 from concentration_env.envs.policy_specs import check_policy_name
-from concentration_env.game.checks import check_bool, check_choice, check_int, check_number, fail
+from concentration_env.game.checks import check_choice, check_int
 from concentration_env.game.overrides import apply_overrides
 from concentration_env.game.overrides import parse_override as parse_override  # re-exported
 from concentration_env.game.rules import Rules, load_yaml_mapping, resolve_rules
 from concentration_env.game.seats import OBSERVATION_MODES
+from concentration_env.training.config_values import (
+    as_mapping,
+    finite,
+    hyperparameter_values,
+    non_negative,
+    one_of,
+    policy_kwargs_values,
+    whole_number,
+)
 
 ALGOS = ("maskable_ppo", "ppo", "dqn", "recurrent_ppo")
 MASKED_ALGOS = ("maskable_ppo", "recurrent_ppo")  # the others flip blind; illegal flips follow illegal_action
@@ -29,8 +37,8 @@ FEATURES = ("raw", "card_features", "count_features")
 # The policy_kwargs of network: card_attention (the first three are whole sizes).
 ATTENTION_SIZES = ("d_model", "layers", "heads", "shared", "value_scale")
 ATTENTION_SWITCHES = ("shared", "value_scale")
-NETWORKS = ("mlp", "per_card", "card_attention", "card_memory", "card_max_memory")
-RAW_MEMORY_NETWORKS = ("card_memory", "card_max_memory")  # recurrent_ppo's raw-tier networks
+RAW_MEMORY_NETWORKS = ("card_memory", "card_max_memory", "card_recall_attention")  # recurrent_ppo's raw-tier networks
+NETWORKS = ("mlp", "per_card", "card_attention", *RAW_MEMORY_NETWORKS)
 RAW_MEMORY_SETTINGS = ("value_trunk", "value_scale")  # hyperparameters only those networks read
 VEC_ENVS = ("dummy", "subproc", "native")
 
@@ -50,10 +58,9 @@ class TrainConfig:
     - ``network``: ``mlp`` (SB3's default policy; for ``recurrent_ppo``, its engineered
       network), ``per_card`` (shared per-card scorer; needs a feature set),
       ``card_attention`` (self-attention over per-card tokens of the raw observation,
-      ``concentration_env.training.attention``; needs ``raw``), ``card_memory`` or
-      ``card_max_memory`` (``recurrent_ppo``'s raw-tier networks: per-card GRU or
-      running-maximum memories and attention across cards on the raw observation; need
-      ``features: raw``).
+      ``concentration_env.training.attention``; needs ``raw``), ``card_memory``,
+      ``card_max_memory`` or ``card_recall_attention`` (``recurrent_ppo``'s raw-tier networks:
+      per-card memories and attention across cards on the raw observation; need ``raw``).
     - ``num_envs``, ``vec_env`` (``dummy``, ``subproc`` or ``native``: the batched
       ``concentration_env.integrations.sb3`` VecEnv, solitaire or versus), ``total_timesteps``, ``seed``.
     - ``policy_kwargs``, ``hyperparameters``: passed to the learner (names are checked).
@@ -159,8 +166,8 @@ LEAGUE_CHECKS: dict[str, Callable[[Any], Any]] = {
     "pool_size": lambda v: check_int("league.pool_size", v, 1, whole_floats=True),
     "baselines": lambda v: _opponents(v) if v != [] else (),
     "scheme": lambda v: check_choice("league.scheme", v, SCHEMES),
-    "exponent": lambda v: _finite("league.exponent", v, 0.0),
-    "fixed_share": lambda v: None if v is None else _finite("league.fixed_share", v, 0.0, maximum=1.0),
+    "exponent": lambda v: finite("league.exponent", v, 0.0),
+    "fixed_share": lambda v: None if v is None else finite("league.fixed_share", v, 0.0, maximum=1.0),
     "eval_games": lambda v: check_int("league.eval_games", v, 1, whole_floats=True),
 }
 
@@ -168,7 +175,7 @@ LEAGUE_CHECKS: dict[str, Callable[[Any], Any]] = {
 def _league(value: Any) -> LeagueConfig | None:
     if value is None:
         return None
-    values = _mapping(value)
+    values = as_mapping(value)
     unknown = sorted(set(values) - set(LEAGUE_CHECKS))
     if unknown:
         raise ValueError(f"unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(LEAGUE_CHECKS)}")
@@ -191,23 +198,6 @@ def rules_from_config(value: Any) -> Rules:
     raise ValueError(f"expected a preset name or a mapping of rule fields, got {value!r}")
 
 
-def _count(key: str, minimum: int = 1) -> Callable[[Any], int]:
-    """A check of a whole number >= minimum; floats such as 2e6 are accepted when integral."""
-    return lambda value: check_int(key, value, minimum, whole_floats=True)
-
-
-def _choice(key: str, allowed: tuple[str, ...]) -> Callable[[Any], str]:
-    return lambda value: check_choice(key, value, allowed)
-
-
-def _mapping(value: Any) -> dict:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ValueError(f"expected a mapping, got {value!r}")
-    return dict(value)
-
-
 def _opponents(value: Any) -> tuple:
     names = [value] if isinstance(value, str) else value
     if not isinstance(names, (list, tuple)) or not names or not all(isinstance(n, str) for n in names):
@@ -220,91 +210,27 @@ def _opponents(value: Any) -> tuple:
 MAX_SEED = 2**32 - 1  # SB3 and torch seed NumPy's legacy generator, which takes 32 bits
 
 
-def _positive(key: str) -> Callable[[Any], float]:
-    return lambda value: _finite(key, value, minimum=0.0, above=True)
-
-
-def _fraction(key: str) -> Callable[[Any], float]:
-    """A check of a number in (0, 1], as discount factors are."""
-    return lambda value: _finite(key, value, minimum=0.0, above=True, maximum=1.0)
-
-
-def _finite(key: str, value: Any, minimum: float, above: bool = False, maximum: float | None = None) -> float:
-    allowed = f"a number {'>' if above else '>='} {minimum}" + (f" and <= {maximum}" if maximum is not None else "")
-    number = check_number(key, value, minimum, maximum, allowed=allowed)
-    if not math.isfinite(number) or (above and number <= minimum):
-        fail(key, value, allowed)
-    return number
-
-
-def _non_negative(name: str) -> Callable[[Any], float]:
-    return lambda value: _finite(name, value, 0.0)
-
-
-# Values of the learners' arguments that YAML can give, checked here rather than deep in
-# the first update of a run.
-HYPERPARAMETER_CHECKS: dict[str, Callable[[Any], Any]] = {
-    **{name: _count(name) for name in ("n_steps", "batch_size", "n_epochs", "buffer_size", "train_freq")},
-    **{name: _count(name) for name in ("gradient_steps", "target_update_interval")},
-    "learning_starts": _count("learning_starts", minimum=0),
-    "learning_rate": _positive("learning_rate"),
-    "clip_range": _positive("clip_range"),
-    "max_grad_norm": _positive("max_grad_norm"),
-    "gamma": _fraction("gamma"),
-    "gae_lambda": _fraction("gae_lambda"),
-    **{name: _non_negative(name) for name in ("ent_coef", "vf_coef")},
-    "value_scale": _positive("value_scale"),
-    "target_kl": lambda value: None if value is None else _positive("target_kl")(value),  # null: no early stop
-    "value_trunk": lambda value: check_bool("value_trunk", value),
-}
-
-
-def _hyperparameters(value: Any) -> dict:
-    values = _mapping(value)
-    return {name: HYPERPARAMETER_CHECKS.get(name, lambda v: v)(v) for name, v in values.items()}
-
-
-def _policy_kwargs(value: Any) -> dict:
-    values = _mapping(value)
-    if "net_arch" in values:
-        _check_net_arch(values["net_arch"])
-    return values
-
-
-def _check_net_arch(value: Any) -> None:
-    """SB3's ``net_arch``: a list of layer widths, or a mapping of such lists per head."""
-    allowed = "a list of layer widths (ints >= 1), or a mapping of such lists (pi, vf, qf)"
-    layers = value.values() if isinstance(value, Mapping) else [value]
-    if isinstance(value, Mapping) and (not value or not set(value) <= {"pi", "vf", "qf"}):
-        fail("net_arch", value, allowed)
-    for widths in layers:
-        if not isinstance(widths, list):
-            fail("net_arch", value, allowed)
-        for width in widths:
-            check_int("net_arch", width, 1, allowed=allowed)
-
-
 CHECKS: dict[str, Callable[[Any], Any]] = {
-    "algo": _choice("algo", ALGOS),
+    "algo": one_of("algo", ALGOS),
     "rules": lambda v: (rules_from_config(v), v)[1],
-    "observation_mode": _choice("observation_mode", OBSERVATION_MODES),
-    "features": _choice("features", FEATURES),
-    "network": _choice("network", NETWORKS),
-    "num_envs": _count("num_envs"),
-    "vec_env": _choice("vec_env", VEC_ENVS),
-    "total_timesteps": _count("total_timesteps"),
+    "observation_mode": one_of("observation_mode", OBSERVATION_MODES),
+    "features": one_of("features", FEATURES),
+    "network": one_of("network", NETWORKS),
+    "num_envs": whole_number("num_envs"),
+    "vec_env": one_of("vec_env", VEC_ENVS),
+    "total_timesteps": whole_number("total_timesteps"),
     "seed": lambda value: check_int("seed", value, 0, MAX_SEED, whole_floats=True),
-    "policy_kwargs": _policy_kwargs,
-    "hyperparameters": _hyperparameters,
+    "policy_kwargs": policy_kwargs_values,
+    "hyperparameters": hyperparameter_values,
     "opponents": _opponents,
-    "eval_freq": _count("eval_freq"),
-    "eval_episodes": _count("eval_episodes"),
-    "checkpoint_freq": _count("checkpoint_freq"),
+    "eval_freq": whole_number("eval_freq"),
+    "eval_episodes": whole_number("eval_episodes"),
+    "checkpoint_freq": whole_number("checkpoint_freq"),
     "league": _league,
     "learning_rate_decay_from": lambda v: (
         None if v is None else check_int("learning_rate_decay_from", v, 0, whole_floats=True)
     ),
-    "learning_rate_final": _non_negative("learning_rate_final"),
+    "learning_rate_final": non_negative("learning_rate_final"),
 }
 
 
@@ -342,9 +268,7 @@ def _check_combination(config: TrainConfig, source: str) -> None:
     if config.network == "card_attention":
         _check_attention_sizes(config.policy_kwargs, source)
     if config.network in RAW_MEMORY_NETWORKS and config.features != "raw":
-        raise ValueError(
-            f"{source}: key 'network': {config.network!r} needs features: raw (it sees the raw observation only)"
-        )
+        raise ValueError(f"{source}: key 'network': {config.network!r} needs features: raw (it sees raw observations)")
     if config.network in RAW_MEMORY_NETWORKS and config.algo != "recurrent_ppo":
         raise ValueError(f"{source}: key 'network': {config.network!r} is implemented for algo: recurrent_ppo")
     if config.network in ("per_card", "card_attention") and config.algo != "maskable_ppo":
@@ -353,9 +277,10 @@ def _check_combination(config: TrainConfig, source: str) -> None:
     if config.algo == "recurrent_ppo" and config.network not in RAW_MEMORY_NETWORKS and raw_only:
         raise ValueError(
             f"{source}: key 'hyperparameters': {', '.join(raw_only)} set the value trunk of network: "
-            f"{' or '.join(RAW_MEMORY_NETWORKS)}; "
-            f"network {config.network!r} has none"
+            f"{' or '.join(RAW_MEMORY_NETWORKS)}; network {config.network!r} has none"
         )
+    if config.hyperparameters.get("policy_from") is not None and config.network != "card_recall_attention":
+        raise ValueError(f"{source}: key 'hyperparameters': policy_from is read by network: card_recall_attention only")
     if config.algo == "recurrent_ppo" and config.resolved_rules.num_players != 1:
         raise ValueError(f"{source}: key 'algo': recurrent_ppo trains solitaire (rules with num_players: 1)")
     if not config.masked and config.resolved_rules.illegal_action == "raise":
@@ -404,7 +329,7 @@ def _check_attention_sizes(sizes: dict, source: str) -> None:
     if not isinstance(sizes.get("shared", False), bool):
         raise ValueError(f"{source}: key 'policy_kwargs': shared must be true or false, got {sizes['shared']!r}")
     if "value_scale" in sizes:
-        _finite("value_scale", sizes["value_scale"], 0.0, above=True)
+        finite("value_scale", sizes["value_scale"], 0.0, above=True)
     d_model, heads = checked.get("d_model", 64), checked.get("heads", 4)
     if d_model % heads:
         raise ValueError(f"{source}: key 'policy_kwargs': d_model={d_model} must be a multiple of heads={heads}")

@@ -227,12 +227,16 @@ class MaxMemoryNet(RawMemoryNet):
         return CardEncoder(inputs, self.hidden, self.num_heads)
 
     def recur(self, inputs: torch.Tensor, memory: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
-        """``memory_t = max(memory_{t-1}, write(input_t))`` elementwise, per card, from a zero
-        memory at each episode start: (T, B, n, hidden) as :meth:`CardRecurrence.recur`."""
-        writes = self.write(inputs)
-        keep = (1 - starts)[..., None, None]
-        memories = []
-        for write, keep_t in zip(writes.unbind(), keep.unbind()):
-            memory = torch.maximum(memory * keep_t, write)
-            memories.append(memory)
-        return torch.stack(memories)
+        return running_maximum(self.write(inputs), memory, starts)
+
+
+def running_maximum(writes: torch.Tensor, memory: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
+    """``memory_t = max(memory_{t-1}, writes_t)`` elementwise, per card, from a zero memory at
+    each episode start: (T, B, n, hidden) from writes (T, B, n, hidden), the memory before them
+    and episode starts (T, B), as :meth:`CardRecurrence.recur`."""
+    keep = (1 - starts)[..., None, None]
+    memories = []
+    for write, keep_t in zip(writes.unbind(), keep.unbind()):
+        memory = torch.maximum(memory * keep_t, write)
+        memories.append(memory)
+    return torch.stack(memories)

@@ -51,6 +51,7 @@ import torch
 from torch import nn
 
 from concentration_env.training.memory import ACTION_GAIN, CardRecurrence, MaxMemoryNet, RawMemoryNet
+from concentration_env.training.recall_attention import RecallAttentionNet
 
 MASKED_LOGIT = -1e9
 
@@ -75,6 +76,10 @@ class RecurrentPPOSettings:
     # The raw networks only (card_memory, card_max_memory): a value trunk of its own, and its output's scale.
     value_trunk: bool = False
     value_scale: float = 1.0
+    # card_recall_attention only: a MaskablePPO card_attention model whose trunks it starts
+    # from, and for how many env steps those trunks stay as they came (the read-out learns first).
+    policy_from: str | None = None
+    policy_frozen_steps: int = 0
 
 
 SETTINGS = tuple(f.name for f in dataclasses.fields(RecurrentPPOSettings))
@@ -137,7 +142,11 @@ class CardMemoryNet(CardRecurrence):
 
 
 # A config's ``network`` for algo recurrent_ppo: the class it names.
-RAW_NETWORKS: dict[str, type[RawMemoryNet]] = {"card_memory": RawMemoryNet, "card_max_memory": MaxMemoryNet}
+RAW_NETWORKS: dict[str, type[RawMemoryNet] | type[RecallAttentionNet]] = {
+    "card_memory": RawMemoryNet,
+    "card_max_memory": MaxMemoryNet,
+    "card_recall_attention": RecallAttentionNet,
+}
 NETWORK_CLASSES: dict[str, type[CardRecurrence]] = {"mlp": CardMemoryNet, **RAW_NETWORKS}
 
 
@@ -302,6 +311,9 @@ class RecurrentPPO:
                 loss = policy_loss + s.vf_coef * value_loss - s.ent_coef * entropy.mean() + s.recall_coef * recall_loss
                 self.optimizer.zero_grad()
                 loss.backward()
+                if self.num_timesteps <= s.policy_frozen_steps:
+                    for parameter in cast(RecallAttentionNet, self.net).transferred_parameters():
+                        parameter.grad = None  # Adam leaves a parameter without a gradient alone
                 nn.utils.clip_grad_norm_(self.net.parameters(), s.max_grad_norm)
                 self.optimizer.step()
                 losses.append((policy_loss.item(), value_loss.item(), entropy.mean().item(), recall_loss.item()))

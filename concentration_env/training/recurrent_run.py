@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -13,6 +13,7 @@ from concentration_env.training.config import RAW_MEMORY_NETWORKS, TrainConfig
 from concentration_env.training.envs import make_vec_env
 from concentration_env.training.learners import LinearDecay, learning_rate
 from concentration_env.training.model_policy import ModelPolicy
+from concentration_env.training.recall_attention import RecallAttentionNet
 from concentration_env.training.recurrent import RecurrentPPO, RecurrentPPOSettings
 from concentration_env.training.run_folder import keep_best_at_resume, latest_model
 
@@ -22,7 +23,10 @@ def build_agent(config: TrainConfig, rules: Rules, venv: Any) -> RecurrentPPO:
     rules' match table (the raw networks are built from the observation space alone)."""
     settings = RecurrentPPOSettings(**config.hyperparameters)
     match = None if config.network in RAW_MEMORY_NETWORKS else compile_rules(rules).match
-    return RecurrentPPO(venv, settings, seed=config.seed, network=config.network, match=match)
+    agent = RecurrentPPO(venv, settings, seed=config.seed, network=config.network, match=match)
+    if settings.policy_from is not None:  # only card_recall_attention takes it (the config checks)
+        cast(RecallAttentionNet, agent.net).start_from(settings.policy_from)
+    return agent
 
 
 def train_recurrent(

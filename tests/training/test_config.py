@@ -64,6 +64,21 @@ def test_shipped_configs_exist():
             "True or False",
         ),
         ("algo: recurrent_ppo\nhyperparameters: {target_kl: 0}\n", "hyperparameters", "a number > 0.0"),
+        (
+            "algo: recurrent_ppo\nnetwork: card_max_memory\nhyperparameters: {policy_from: README.md}\n",
+            "hyperparameters",
+            "policy_from is read by network: card_recall_attention only",
+        ),
+        (
+            "algo: recurrent_ppo\nnetwork: card_recall_attention\nhyperparameters: {policy_from: nowhere.zip}\n",
+            "hyperparameters",
+            "invalid policy_from='nowhere.zip'; allowed: null or the file of a saved card_attention model",
+        ),
+        (
+            "algo: recurrent_ppo\nnetwork: card_recall_attention\nhyperparameters: {policy_frozen_steps: -1}\n",
+            "hyperparameters",
+            "policy_frozen_steps",
+        ),
         ("opponents: []\n", "opponents", "non-empty list"),
         ("policy_kwargs: {hidden: 8}\n", "policy_kwargs", "'hidden' is the width"),
     ],

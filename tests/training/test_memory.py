@@ -1,5 +1,6 @@
-"""The raw-tier memory networks (``network: card_memory``, a GRU per card, and
-``card_max_memory``, a running maximum per card): built from the observation space alone,
+"""The raw-tier memory networks (``network: card_memory``, a GRU per card, ``card_max_memory``,
+a running maximum per card, and ``card_recall_attention``, whose policy reads the running
+maximum's recall): built from the observation space alone,
 equivariant to the card positions, their value trunk apart from the memory, trained, saved
 and played."""
 
@@ -15,6 +16,7 @@ from baselines.evaluate import play  # noqa: E402
 from concentration_env.game.rules import Rules  # noqa: E402
 from concentration_env.training import ModelPolicy, load_config, train  # noqa: E402
 from concentration_env.training.memory import MaxMemoryNet, RawMemoryNet  # noqa: E402
+from concentration_env.training.recall_attention import RecallAttentionNet  # noqa: E402
 from concentration_env.training.recurrent import (  # noqa: E402
     RecurrentActor,
     RecurrentPPO,
@@ -25,7 +27,12 @@ from concentration_env.training.recurrent import (  # noqa: E402
 CONFIG = "configs/train/raw_memory_visible.yaml"
 CONFIG_52 = "configs/train/raw_memory_visible_52.yaml"  # value trunk, value scale, target_kl
 CONFIG_MAX_52 = "configs/train/raw_max_memory_visible_52.yaml"  # the running-maximum memory
-RAW_NETWORKS = {"card_memory": RawMemoryNet, "card_max_memory": MaxMemoryNet}
+CONFIG_RECALL_52 = "configs/train/raw_recall_attention_visible_52.yaml"  # the policy reads the recall
+RAW_NETWORKS = {
+    "card_memory": RawMemoryNet,
+    "card_max_memory": MaxMemoryNet,
+    "card_recall_attention": RecallAttentionNet,
+}
 STEPS, BATCH, HIDDEN = 6, 3, 8
 SETTINGS = RecurrentPPOSettings(hidden=HIDDEN)
 TOLERANCE = 1e-5
@@ -109,9 +116,7 @@ def test_a_card_logit_depends_on_what_other_cards_show(network):
     assert not torch.allclose(before[:, 1:], after[:, 1:])
 
 
-@pytest.mark.parametrize(
-    "network", ["card_memory", "card_memory_value_trunk", "card_max_memory", "card_max_memory_value_trunk", "mlp"]
-)
+@pytest.mark.parametrize("network", [*RAW_NETWORKS, *(f"{name}_value_trunk" for name in RAW_NETWORKS), "mlp"])
 def test_playing_gives_the_logits_and_memory_of_a_training_step(network):
     """``act`` (what a saved model plays with) skips the value and read-out heads, and its
     logits and memory are those of ``step``, to the bit, flip after flip."""
@@ -231,7 +236,7 @@ def test_target_kl_stops_the_epochs_of_an_update(target_kl, stops):
     assert len(steps) == (1 if stops else settings.n_epochs * settings.env_batches)
 
 
-@pytest.mark.parametrize("config_path", [CONFIG, CONFIG_52, CONFIG_MAX_52])
+@pytest.mark.parametrize("config_path", [CONFIG, CONFIG_52, CONFIG_MAX_52, CONFIG_RECALL_52])
 def test_smoke_train_save_reload_and_play(tmp_path, config_path):
     overrides = [
         "rules.pairs=3" if config_path == CONFIG else "rules=toddler",
@@ -243,6 +248,8 @@ def test_smoke_train_save_reload_and_play(tmp_path, config_path):
         "eval_episodes=4",
         "checkpoint_freq=1500",
     ]
+    if config_path == CONFIG_RECALL_52:
+        overrides.append("hyperparameters.policy_from=null")  # its 52-card model does not fit this deck
     config = load_config(config_path, overrides)
     assert config.tier == "raw" and config.network in RAW_NETWORKS
     run_dir = train(config, "raw_memory_visible", tmp_path / "run", progress_bar=False)
