@@ -78,14 +78,19 @@ def _flow_yaml(value: Any) -> str:
 def train_command(suite: Suite, variant: Variant, learner: Learner, seed: int) -> str:
     """The ``scripts/train.py`` command that trains one run of the suite on its own."""
     config = suite.train_config(variant, learner, seed)
-    sets = list(learner.overrides) + [
-        f"rules={_flow_yaml(variant.rules_entry)}",
-        f"observation_mode={config.observation_mode}",
-        f"total_timesteps={config.total_timesteps}",
-        f"seed={seed}",
-        f"eval_freq={config.eval_freq}",
-        f"checkpoint_freq={config.checkpoint_freq}",
-    ]
+    start = suite.start_model(variant, learner, seed)
+    sets = (
+        list(learner.overrides)
+        + [f"hyperparameters.policy_from={start}"] * (start is not None)
+        + [
+            f"rules={_flow_yaml(variant.rules_entry)}",
+            f"observation_mode={config.observation_mode}",
+            f"total_timesteps={config.total_timesteps}",
+            f"seed={seed}",
+            f"eval_freq={config.eval_freq}",
+            f"checkpoint_freq={config.checkpoint_freq}",
+        ]
+    )
     folder = suite.model_dir(variant, learner, seed)
     command = f"python scripts/train.py --config {learner.config} --set {shlex.join(sets)} --run-dir {folder}"
     if learner.name in variant.extend:

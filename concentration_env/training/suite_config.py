@@ -23,7 +23,10 @@ observation mode it plays (it is trained on the variants of that mode), how the 
 shows it (``play: deterministic`` or ``sampled``; both are always measured), ``set``:
 ``key=value`` overrides of its config (as ``--set`` of ``scripts/train.py``), and optionally
 its own ``budget`` of env steps per variant and seed (a learner that needs more play than the
-suite's default states it here; the table shows every learner's env steps). A variant gives
+suite's default states it here; the table shows every learner's env steps), and for a
+``card_recall_attention`` learner ``start_from``: a memory-mode learner of the suite whose
+selected model on the memory-mode variant with the same rules, same seed, each run's policy
+starts from (``hyperparameters.policy_from``; that run must be trained first). A variant gives
 its rules and mode, optionally the learners it gets (default: every learner of its mode), and
 optionally ``extend: {learner: steps}``: those learners' runs on this variant carry on past
 their budget to ``steps`` env steps in all, resumed from the budget's final model with the same
@@ -52,7 +55,7 @@ from concentration_env.training.run import EVAL_SEED_OFFSET
 
 REQUIRED = ("budget", "seeds", "eval_games", "eval_seed", "output", "models", "baselines", "learners", "variants")
 TOP_KEYS = REQUIRED + ("curve_points",)
-LEARNER_KEYS = ("config", "tier", "mode", "label", "play", "set", "budget")
+LEARNER_KEYS = ("config", "tier", "mode", "label", "play", "set", "budget", "start_from")
 VARIANT_KEYS = ("rules", "mode", "label", "learners", "extend")
 TIERS = ("raw", "engineered")
 PLAYS = ("deterministic", "sampled")
@@ -72,6 +75,7 @@ class Learner:
     base: TrainConfig | None
     unavailable: str | None
     budget: int | None = None  # env steps per variant and seed; None: the suite's
+    start_from: str | None = None  # a memory-mode learner whose model on the twin variant each run starts from
 
 
 @dataclass(frozen=True)
@@ -128,12 +132,37 @@ class Suite:
         """The env steps of a learner's runs (the first segment of an extended run)."""
         return self.budget if learner.budget is None else learner.budget
 
+    def memory_twin(self, variant: Variant) -> Variant | None:
+        """The memory-mode variant with ``variant``'s rules, if the suite has one."""
+        return next((v for v in self.variants if v.mode == "memory" and v.rules == variant.rules), None)
+
+    def start_model(self, variant: Variant, learner: Learner, seed: int) -> Path | None:
+        """The model a run of a ``start_from`` learner starts from: the selected model of the
+        same seed of that learner on the memory-mode twin variant (None for other learners);
+        a ``ValueError`` when that run is missing or kept no selection."""
+        if learner.start_from is None:
+            return None
+        from concentration_env.training.run_folder import selected_model
+
+        twin = self.memory_twin(variant)
+        assert twin is not None, "checked at load"
+        folder = self.model_dir(twin, self.learners[learner.start_from], seed)
+        if not (folder / "training.json").is_file():
+            raise ValueError(f"{learner.name} on {variant.name} starts from {folder}, which holds no trained run")
+        selected = selected_model(folder)
+        if selected is None:
+            raise ValueError(f"{learner.name} on {variant.name} starts from {folder}, which kept no selected model")
+        return selected[0]
+
     def train_config(self, variant: Variant, learner: Learner, seed: int) -> TrainConfig:
         """The learner's config with the variant's rules and mode, its budget and the seed
-        (for an extended run, its first segment's)."""
+        (for an extended run, its first segment's), and the model it starts from, if any."""
         assert learner.base is not None, "an unavailable learner is never trained"
         budget = self.learner_budget(learner)
         data = learner.base.to_dict()
+        start = self.start_model(variant, learner, seed)
+        if start is not None:
+            data["hyperparameters"] = {**data["hyperparameters"], "policy_from": str(start)}
         data.update(
             rules=variant.rules_entry,
             observation_mode=variant.mode,
@@ -202,8 +231,13 @@ def _learner(source: str, name: str, value: Any) -> Learner:
         unavailable = str(error)
     if base is not None and base.resolved_rules.num_players != 1:
         _fail(source, f"{where}.config", "the suite trains solitaire learners (num_players: 1)")
+    start_from = entry.get("start_from")
+    if start_from is not None and (base is None or base.network != "card_recall_attention"):
+        _fail(source, f"{where}.start_from", "only a learner with network: card_recall_attention starts from a model")
     label = str(entry.get("label", name))
-    return Learner(name, label, entry["config"], tier, mode, play, tuple(overrides), base, unavailable, budget)
+    return Learner(
+        name, label, entry["config"], tier, mode, play, tuple(overrides), base, unavailable, budget, start_from
+    )
 
 
 def _variant(source: str, name: str, value: Any, learners: dict[str, Learner]) -> Variant:
@@ -320,6 +354,9 @@ def load_suite(path: str | Path, overrides: Mapping[str, Any] | None = None, tra
         learners,
         variants,
     )
+    for name, learner in learners.items():
+        if learner.start_from is not None:
+            _check_start(suite, name, learner.start_from)
     for variant in variants:
         for name, extension in variant.extend.items():
             if extension.steps <= (budget := suite.learner_budget(learners[name])):
@@ -331,3 +368,20 @@ def load_suite(path: str | Path, overrides: Mapping[str, Any] | None = None, tra
             if learners[name].base is not None:
                 suite.extension_config(variant, learners[name], suite.seeds[0])  # its overrides load
     return suite
+
+
+def _check_start(suite: Suite, name: str, start_from: str) -> None:
+    """A ``start_from`` learner exists, plays memory mode, and every variant of ``name`` has a
+    memory-mode twin (the same rules) that it plays."""
+    where = f"learners.{name}.start_from"
+    if start_from not in suite.learners or suite.learners[start_from].mode != "memory":
+        memory = [n for n, lr in suite.learners.items() if lr.mode == "memory"]
+        _fail(suite.source, where, f"unknown memory-mode learner {start_from!r}; allowed: {', '.join(memory)}")
+    for variant in (v for v in suite.variants if name in v.learners):
+        twin = suite.memory_twin(variant)
+        if twin is None or start_from not in twin.learners:
+            _fail(
+                suite.source,
+                where,
+                f"variant {variant.name!r} has no memory-mode variant with its rules where {start_from!r} plays",
+            )

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytest.importorskip("torch")
 
@@ -42,10 +43,11 @@ def test_tiny_suite_writes_table_json_and_curves(tiny):
         "per_card": "ok",
     }
     # visible learners on visible rows only
-    assert set(visible["learners"]) == {"raw_memory", "raw_max_memory", "recurrent"}
+    assert set(visible["learners"]) == {"raw_memory", "raw_max_memory", "raw_recall_attention", "recurrent"}
     assert {lr: visible["learners"][lr]["status"] for lr in visible["learners"]} == {
         "raw_memory": "ok",
         "raw_max_memory": "ok",
+        "raw_recall_attention": "ok",
         "recurrent": "ok",
     }
     # Paired differences are against players on the very same deals: the learner's mean minus theirs.
@@ -79,6 +81,19 @@ def test_tiny_suite_writes_table_json_and_curves(tiny):
     assert not (root / "models" / "memory_rank8" / "per_card" / "seed0" / "tb").exists()
 
 
+def test_a_start_from_learner_starts_from_its_memory_mode_twin(tiny):
+    """raw_recall_attention on visible_pictures6 starts from raw_attention's selected model on
+    memory_pictures6 (same seed); its README's command names that file."""
+    root, _ = tiny
+    twin = root / "models" / "memory_pictures6" / "raw_attention" / "seed0"
+    run = root / "models" / "visible_pictures6" / "raw_recall_attention" / "seed0"
+    start = selected_model(twin)
+    assert start is not None
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    assert config["hyperparameters"]["policy_from"] == str(start[0])
+    assert f"hyperparameters.policy_from={start[0]}" in (run / "README.md").read_text()
+
+
 def test_the_table_reproduces_from_the_saved_models(tiny, tmp_path):
     root, argv = tiny
     again = tmp_path / "again"
@@ -109,8 +124,8 @@ def test_a_learner_whose_config_cannot_load_reads_not_available(tmp_path):
     assert "configs/train/missing.yaml" in (output / "suite.md").read_text()
 
 
-def test_readme_command_trains_the_same_config(tmp_path):
-    suite = load_suite(TINY, {"models": str(tmp_path)})
+def test_readme_command_trains_the_same_config(tiny):
+    suite = load_suite(TINY, {"models": str(tiny[0] / "models")})  # start_from needs its twin's model
     for variant in suite.variants:
         for learner in (suite.learners[name] for name in variant.learners if suite.learners[name].base):
             words = shlex.split(train_command(suite, variant, learner, 0))
@@ -228,7 +243,7 @@ def test_only_without_train_plays_the_named_cells_and_carries_the_others(tiny, t
     assert visible["learners"]["recurrent"]["plays"] == before["visible_pictures6"]["learners"]["recurrent"]["plays"]
     assert visible["baselines"] == before["visible_pictures6"]["baselines"]
     table = (out / "suite.md").read_text()
-    assert "This run played 1 of the 6 learner cells again (`--only`): recurrent on 6 picture cards (visible)" in table
+    assert "This run played 1 of the 10 learner cells again (`--only`): recurrent on 6 picture cards (visible)" in table
 
 
 def test_an_interrupted_run_stops_the_suite_and_counts_as_not_trained(tmp_path, monkeypatch, capsys):
@@ -340,6 +355,7 @@ variants:
             ("2}}, mode: memory}}", "2}}, mode: memory, extend: {{mlp: {{steps: 128, set: [gamma=0.9]}}}}}}"),
             "variants.small.extend.mlp",  # an override the config does not take
         ),
+        (("mode: memory}}\nvariants", "mode: memory, start_from: mlp}}\nvariants"), "learners.mlp.start_from"),
     ],
 )
 def test_bad_suite_configs_name_the_key(tmp_path, change, key):
@@ -348,6 +364,28 @@ def test_bad_suite_configs_name_the_key(tmp_path, change, key):
     with pytest.raises(ValueError) as error:
         load_suite(path)
     assert str(path) in str(error.value) and repr(key) in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("start_from", "visible_rules", "message"),
+    [
+        ("cnn", "{ranks: 2}", "unknown memory-mode learner 'cnn'; allowed: mlp"),
+        ("mlp", "{ranks: 3}", "variant 'seen' has no memory-mode variant with its rules where 'mlp' plays"),
+    ],
+)
+def test_start_from_needs_a_memory_mode_learner_on_a_twin_variant(tmp_path, start_from, visible_rules, message):
+    recall = "{config: configs/train/raw_recall_attention_visible_52.yaml, tier: raw, mode: visible"
+    text = GOOD.format(output=tmp_path / "out").replace(
+        "learners:\n", f"learners:\n  recall: {recall}, start_from: {start_from}}}\n"
+    )
+    path = tmp_path / "suite.yaml"
+    path.write_text(text + f"  seen: {{rules: {visible_rules}, mode: visible}}\n")
+    with pytest.raises(ValueError, match=message) as error:
+        load_suite(path)
+    assert "'learners.recall.start_from'" in str(error.value)
+    path.write_text(text.replace(start_from, "mlp") + "  seen: {rules: {ranks: 2}, mode: visible}\n")
+    suite = load_suite(path)  # a memory-mode learner and a twin: it loads
+    assert suite.learners["recall"].start_from == "mlp" and suite.memory_twin(suite.variants[1]).name == "small"
 
 
 def test_unwritable_output_and_cli_errors(tmp_path, capsys):
