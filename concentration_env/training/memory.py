@@ -112,6 +112,19 @@ class CardRecurrence(nn.Module, ABC):
         return self.logits(inputs, memory), memory
 
 
+def faces_of(observation_space: Any) -> int:
+    """The number of faces of an env's Dict observation space (its ``cards`` MultiDiscrete holds
+    face id + 1 per position, 0 = not shown)."""
+    return int(np.asarray(observation_space["cards"].nvec).max()) - 1
+
+
+def raw_card_inputs(obs: dict[str, torch.Tensor], num_faces: int) -> torch.Tensor:
+    """Each card's raw input ``(..., n, num_faces + 1 + len(FLAGS))``: its face id one-hot
+    (0 = not shown) and its flags."""
+    onehot = nn.functional.one_hot(obs["cards"].long(), num_faces + 1).float()
+    return torch.cat([onehot, torch.stack([obs[key].float() for key in FLAGS], dim=-1)], dim=-1)
+
+
 class CardMixer(nn.Module):
     """Card tokens from each card's memory and raw input, then one self-attention layer across
     the cards (no positions) and a residual mixing layer: ``(..., n, hidden)``."""
@@ -173,14 +186,11 @@ class RawMemoryNet(CardRecurrence):
 
     @classmethod
     def from_space(cls, observation_space: Any, hidden: int = 64, **options: Any) -> RawMemoryNet:
-        """The network for an env's Dict observation space (its ``cards`` MultiDiscrete
-        holds face id + 1 per position, 0 = not shown); ``options``: ``value_trunk``, ``value_scale``."""
-        faces = np.asarray(observation_space["cards"].nvec)
-        return cls(int(faces.max()) - 1, hidden, **options)
+        """The network for an env's Dict observation space; ``options``: ``value_trunk``, ``value_scale``."""
+        return cls(faces_of(observation_space), hidden, **options)
 
     def card_inputs(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
-        onehot = nn.functional.one_hot(obs["cards"].long(), self.num_faces + 1).float()
-        return torch.cat([onehot, torch.stack([obs[key].float() for key in FLAGS], dim=-1)], dim=-1)
+        return raw_card_inputs(obs, self.num_faces)
 
     def heads(self, inputs: torch.Tensor, memory: torch.Tensor) -> tuple[torch.Tensor, ...]:
         tokens = self.cards(memory, inputs)

@@ -27,12 +27,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
-import numpy as np
 import torch
 from torch import nn
 
 from concentration_env.training.card_nets import CardHeads, init_card_tokens, shrink_last_layer
-from concentration_env.training.memory import FLAGS, CardRecurrence, running_maximum
+from concentration_env.training.memory import FLAGS, CardRecurrence, faces_of, raw_card_inputs, running_maximum
 
 FLAG_BITS = 2 ** torch.arange(len(FLAGS))  # a card's flags as one index, bit i = FLAGS[i] (card_nets' order)
 TRANSFERRED = {  # this network's submodule <- the prefix of a CardAttentionPolicy's state dict
@@ -89,13 +88,11 @@ class RecallAttentionNet(CardRecurrence):
 
     @classmethod
     def from_space(cls, observation_space: Any, hidden: int = 32, **options: Any) -> RecallAttentionNet:
-        """The network for an env's Dict observation space (``cards``: face id + 1, 0 = not shown)."""
-        faces = np.asarray(observation_space["cards"].nvec)
-        return cls(int(faces.max()) - 1, hidden, **options)
+        """The network for an env's Dict observation space; ``options``: ``value_trunk``, ``value_scale``."""
+        return cls(faces_of(observation_space), hidden, **options)
 
     def card_inputs(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
-        onehot = nn.functional.one_hot(obs["cards"].long(), self.num_faces + 1).float()
-        return torch.cat([onehot, torch.stack([obs[key].float() for key in FLAGS], dim=-1)], dim=-1)
+        return raw_card_inputs(obs, self.num_faces)
 
     def recur(self, inputs: torch.Tensor, memory: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
         return running_maximum(self.write(inputs), memory, starts)
