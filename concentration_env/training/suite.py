@@ -169,6 +169,16 @@ def _write_readme(suite: Suite, variant: Variant, learner: Learner, seed: int, f
         if len(segments) > 1
         else ""
     )
+    start = suite.start_model(variant, learner, seed)
+    curriculum = ""
+    if start is not None:
+        frozen = suite.train_config(variant, learner, seed).hyperparameters.get("policy_frozen_steps", 0)
+        curriculum = (
+            f"\nCurriculum: the network's policy and value trunks start from `{start}`, the selected model of "
+            f"{learner.start_from} on the memory-mode variant with these rules, seed {seed} (its folder's README "
+            f"says how it was trained), and stay frozen for the first {frozen} env steps of this run. Count both "
+            "legs against a training budget.\n"
+        )
     (folder / "README.md").write_text(
         f"# {learner.label} ({learner.tier}) on {variant.label}, seed {seed}\n\n"
         f"One run of the learner suite `{suite.source}`; the suite's main figures are the {MODEL} model of "
@@ -180,6 +190,7 @@ def _write_readme(suite: Suite, variant: Variant, learner: Learner, seed: int, f
         f"in {summary['wall_seconds']} s{resumed} ({summary['steps_per_second']} steps/s"
         f"{' in the last segment' if resumed else ''}, one torch thread); "
         "`eval.csv` holds the evaluations during training, `training.json` the timings.\n"
+        f"{curriculum}"
     )
 
 

@@ -153,6 +153,13 @@ def _notes(suite: Suite, results: list[dict[str, Any]], trained: float | None) -
         "`forgetful(capacity=k, forget=0)` remembers only the k most recently seen cards, a scale "
         "between random and perfect memory for visible mode. `defer_pairs` is greedy leaving known pairs "
         "on the table while unknown cards remain (the rule behind most of optimal's edge under rank matching).",
+        *(
+            f"`{lr.label}` starts each run from the selected model of `{suite.learners[lr.start_from].label}` on "
+            "the memory-mode row with the same rules and seed (a curriculum); its env steps and wall time are "
+            "its own leg's only, so add that learner's."
+            for lr in suite.learners.values()
+            if lr.start_from is not None
+        ),
         "",
         "Optimum: the exact expectation of optimal play from the DP (`baselines.optimal`). Visible mode "
         "has no exact optimum in the DP: its rows show the perfect-memory optimum as the reference, "

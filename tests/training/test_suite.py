@@ -91,7 +91,11 @@ def test_a_start_from_learner_starts_from_its_memory_mode_twin(tiny):
     assert start is not None
     config = yaml.safe_load((run / "config.yaml").read_text())
     assert config["hyperparameters"]["policy_from"] == str(start[0])
-    assert f"hyperparameters.policy_from={start[0]}" in (run / "README.md").read_text()
+    readme = (run / "README.md").read_text()
+    assert f"hyperparameters.policy_from={start[0]}" in readme
+    assert f"Curriculum: the network's policy and value trunks start from `{start[0]}`" in readme
+    table = (root / "out" / "suite.md").read_text()
+    assert "`raw_recall_attention` starts each run from the selected model of `raw_attention`" in table
 
 
 def test_the_table_reproduces_from_the_saved_models(tiny, tmp_path):
