@@ -41,6 +41,16 @@ SMALL = {
         ]
         for name in ("raw_memory_visible_52", "raw_max_memory_visible_52")
     },
+    # Its 52-card memory-mode model does not fit the toddler deck: the smoke starts fresh and trains it all.
+    "raw_recall_attention_visible_52": [
+        "rules=toddler",
+        "num_envs=4",
+        "hyperparameters.n_steps=32",
+        "hyperparameters.n_epochs=1",
+        "hyperparameters.env_batches=2",
+        "hyperparameters.policy_from=null",
+        "hyperparameters.policy_frozen_steps=0",
+    ],
     "duel2p_ppo": [
         "rules.ranks=3",
         "num_envs=4",
