@@ -279,8 +279,12 @@ def _check_combination(config: TrainConfig, source: str) -> None:
             f"{source}: key 'hyperparameters': {', '.join(raw_only)} set the value trunk of network: "
             f"{' or '.join(RAW_MEMORY_NETWORKS)}; network {config.network!r} has none"
         )
-    if config.hyperparameters.get("policy_from") is not None and config.network != "card_recall_attention":
-        raise ValueError(f"{source}: key 'hyperparameters': policy_from is read by network: card_recall_attention only")
+    hyper = config.hyperparameters
+    recall_only = [n for n, off in (("policy_from", None), ("policy_frozen_steps", 0)) if hyper.get(n, off) != off]
+    if recall_only and config.network != "card_recall_attention":
+        raise ValueError(
+            f"{source}: key 'hyperparameters': {recall_only[0]} is read by network: card_recall_attention only"
+        )
     if config.algo == "recurrent_ppo" and config.resolved_rules.num_players != 1:
         raise ValueError(f"{source}: key 'algo': recurrent_ppo trains solitaire (rules with num_players: 1)")
     if not config.masked and config.resolved_rules.illegal_action == "raise":

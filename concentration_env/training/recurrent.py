@@ -283,6 +283,12 @@ class RecurrentPPO:
             advantages[t] = running
         returns = advantages + values
         num_envs = rewards.shape[1]
+        # Trunks that started from another model stay as they came for policy_frozen_steps.
+        frozen = (
+            cast(RecallAttentionNet, self.net).transferred_parameters()
+            if self.num_timesteps <= s.policy_frozen_steps
+            else []
+        )
         losses = []
         stopped = False
         for _ in range(s.n_epochs):
@@ -311,9 +317,8 @@ class RecurrentPPO:
                 loss = policy_loss + s.vf_coef * value_loss - s.ent_coef * entropy.mean() + s.recall_coef * recall_loss
                 self.optimizer.zero_grad()
                 loss.backward()
-                if self.num_timesteps <= s.policy_frozen_steps:
-                    for parameter in cast(RecallAttentionNet, self.net).transferred_parameters():
-                        parameter.grad = None  # Adam leaves a parameter without a gradient alone
+                for parameter in frozen:
+                    parameter.grad = None  # Adam leaves a parameter without a gradient alone
                 nn.utils.clip_grad_norm_(self.net.parameters(), s.max_grad_norm)
                 self.optimizer.step()
                 losses.append((policy_loss.item(), value_loss.item(), entropy.mean().item(), recall_loss.item()))

@@ -78,10 +78,11 @@ def _flow_yaml(value: Any) -> str:
 def train_command(suite: Suite, variant: Variant, learner: Learner, seed: int) -> str:
     """The ``scripts/train.py`` command that trains one run of the suite on its own."""
     config = suite.train_config(variant, learner, seed)
-    start = suite.start_model(variant, learner, seed)
+    # train_config put the start_from learner's model there (the learner's own config may name another).
+    starts = [f"hyperparameters.policy_from={config.hyperparameters['policy_from']}"] if learner.start_from else []
     sets = (
         list(learner.overrides)
-        + [f"hyperparameters.policy_from={start}"] * (start is not None)
+        + starts
         + [
             f"rules={_flow_yaml(variant.rules_entry)}",
             f"observation_mode={config.observation_mode}",
@@ -169,10 +170,10 @@ def _write_readme(suite: Suite, variant: Variant, learner: Learner, seed: int, f
         if len(segments) > 1
         else ""
     )
-    start = suite.start_model(variant, learner, seed)
     curriculum = ""
-    if start is not None:
-        frozen = suite.train_config(variant, learner, seed).hyperparameters.get("policy_frozen_steps", 0)
+    if learner.start_from is not None:
+        settings = suite.train_config(variant, learner, seed).hyperparameters
+        start, frozen = settings["policy_from"], settings.get("policy_frozen_steps", 0)
         curriculum = (
             f"\nCurriculum: the network's policy and value trunks start from `{start}`, the selected model of "
             f"{learner.start_from} on the memory-mode variant with these rules, seed {seed} (its folder's README "

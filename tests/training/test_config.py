@@ -69,6 +69,11 @@ def test_shipped_configs_exist():
             "hyperparameters",
             "policy_from is read by network: card_recall_attention only",
         ),
+        (  # without it the learner would freeze parameters this network does not have
+            "algo: recurrent_ppo\nnetwork: card_max_memory\nhyperparameters: {policy_frozen_steps: 100}\n",
+            "hyperparameters",
+            "policy_frozen_steps is read by network: card_recall_attention only",
+        ),
         (
             "algo: recurrent_ppo\nnetwork: card_recall_attention\nhyperparameters: {policy_from: nowhere.zip}\n",
             "hyperparameters",
