@@ -13,7 +13,8 @@ vocabulary comes from the ``cards`` bound, with no rules or match table in sight
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import torch
 from gymnasium import spaces
@@ -140,6 +141,32 @@ class CardAttentionPolicy(MaskableActorCriticPolicy):
     def predict_values(self, obs: Any) -> torch.Tensor:
         trunk = self.features_extractor if self.share_features_extractor else self.vf_features_extractor
         return self.value_net(self.mlp_extractor.forward_critic(trunk(obs)))
+
+    def start_from(self, path: str | Path) -> None:
+        """Copy every weight of a saved MaskablePPO ``card_attention`` model into this policy: a
+        curriculum, for example a solitaire model starting a multi-player learner (the tokens
+        read the cards' columns only, so a game's other keys, such as ``scores``, change
+        nothing). Its sizes, ``shared``, ``value_scale``, face vocabulary and flags must be
+        this policy's; a ``ValueError`` names what differs and nothing is copied then."""
+        from sb3_contrib import MaskablePPO
+
+        source = MaskablePPO.load(Path(path), device="cpu").policy
+        if not isinstance(source, CardAttentionPolicy):
+            raise ValueError(f"policy_from {path}: not a card_attention model ({type(source).__name__})")
+        theirs, ours = (cast(CardTokens, policy.features_extractor) for policy in (source, self))
+        pairs = {  # setting: (the model's, this policy's)
+            "d_model": (source.d_model, self.d_model),
+            "layers": (source.layers, self.layers),
+            "heads": (source.heads, self.heads),
+            "shared": (source.shared, self.shared),
+            "value_scale": (source.value_scale, self.value_scale),
+            "faces": (theirs.vocabulary - 1, ours.vocabulary - 1),
+            "flags": (theirs.flag_keys, ours.flag_keys),
+        }
+        differ = [f"{name} {a!r} (here {b!r})" for name, (a, b) in pairs.items() if a != b]
+        if differ:
+            raise ValueError(f"policy_from {path}: the model's {', '.join(differ)} must match this policy")
+        self.load_state_dict(source.state_dict())
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()

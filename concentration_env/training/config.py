@@ -280,10 +280,14 @@ def _check_combination(config: TrainConfig, source: str) -> None:
             f"{' or '.join(RAW_MEMORY_NETWORKS)}; network {config.network!r} has none"
         )
     hyper = config.hyperparameters
-    recall_only = [n for n, off in (("policy_from", None), ("policy_frozen_steps", 0)) if hyper.get(n, off) != off]
-    if recall_only and config.network != "card_recall_attention":
+    if hyper.get("policy_from") is not None and config.network not in ("card_attention", "card_recall_attention"):
         raise ValueError(
-            f"{source}: key 'hyperparameters': {recall_only[0]} is read by network: card_recall_attention only"
+            f"{source}: key 'hyperparameters': policy_from is read by network: card_attention or "
+            "card_recall_attention only"
+        )
+    if hyper.get("policy_frozen_steps", 0) and config.network != "card_recall_attention":
+        raise ValueError(
+            f"{source}: key 'hyperparameters': policy_frozen_steps is read by network: card_recall_attention only"
         )
     if config.algo == "recurrent_ppo" and config.resolved_rules.num_players != 1:
         raise ValueError(f"{source}: key 'algo': recurrent_ppo trains solitaire (rules with num_players: 1)")

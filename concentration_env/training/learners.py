@@ -16,6 +16,10 @@ from concentration_env.game.checks import check_choice
 MANAGED = {"policy", "env", "policy_kwargs", "seed", "tensorboard_log", "verbose", "device", "_init_setup_model"}
 
 
+# Hyperparameters of an SB3 learner that this package reads itself instead of the SB3 class:
+# policy_from, a saved model whose weights start the policy (network: card_attention).
+OWN_SETTINGS = ("policy_from",)
+
 SB3_CLASSES = {
     "maskable_ppo": ("sb3_contrib", "MaskablePPO"),
     "ppo": ("stable_baselines3", "PPO"),
@@ -37,7 +41,8 @@ def learner_arguments(algo: str) -> tuple[str, ...]:
 
         return SETTINGS
     parameters = inspect.signature(sb3_class(algo).__init__).parameters
-    return tuple(name for name in parameters if name not in MANAGED | {"self", "args", "kwargs"})
+    names = tuple(name for name in parameters if name not in MANAGED | {"self", "args", "kwargs"})
+    return (*names, *OWN_SETTINGS) if algo == "maskable_ppo" else names
 
 
 # ``config`` below is a TrainConfig, typed Any: config.py imports this module.
@@ -93,9 +98,10 @@ def build_sb3(config: Any, venv: Any, tensorboard_log: str | None) -> Any:
     """A fresh SB3 model for ``config`` on ``venv``."""
     cls = sb3_class(config.algo)
     hyperparameters = dict(config.hyperparameters)
+    start = hyperparameters.pop("policy_from", None)
     if (rate := learning_rate(config)) is not None:
         hyperparameters["learning_rate"] = rate
-    return cls(
+    model = cls(
         policy_for(config, venv.observation_space),
         venv,
         policy_kwargs=dict(config.policy_kwargs),
@@ -105,6 +111,9 @@ def build_sb3(config: Any, venv: Any, tensorboard_log: str | None) -> Any:
         device="cpu",
         **hyperparameters,
     )
+    if start is not None:  # only card_attention takes it (the config checks)
+        model.policy.start_from(start)
+    return model
 
 
 def load_sb3(algo: str, path: str | Path) -> Any:

@@ -192,3 +192,50 @@ def test_count_features_league_snapshots_load_and_play(tmp_path):
     snapshot = ModelPolicy(run_dir / "league" / "snapshot_200.zip", config.resolved_rules)
     result = play(config.resolved_rules, [snapshot, make_policy("greedy", TINY)], games=4, seed=0, max_turns=60)
     assert (result.scores.sum(axis=1) + result.mismatches == result.turns).all()
+
+
+def test_a_raw_league_learner_starts_from_a_solitaire_model(tmp_path):
+    """hyperparameters.policy_from: a raw card_attention learner of the 2-player league starts
+    with every weight of a solitaire model (its tokens read the cards, not the scores), a
+    mismatched model is refused with nothing copied, and the run trains and snapshots."""
+    import torch
+    from sb3_contrib.common.maskable.utils import get_action_masks
+
+    from baselines.evaluate import play
+    from concentration_env.training import ModelPolicy
+    from concentration_env.training.envs import make_vec_env
+    from concentration_env.training.learners import build_sb3, load_sb3
+    from concentration_env.training.run import train
+
+    def raw(d_model: int, **changes) -> dict:
+        sizes = {"d_model": d_model, "layers": 1, "heads": 2}
+        return {**SMOKE, "features": "raw", "network": "card_attention", "policy_kwargs": sizes, **changes}
+
+    solitaire = {key: value for key, value in raw(16, rules={"ranks": 2}).items() if key not in ("league", "opponents")}
+    solitaire = config_from_mapping(solitaire)
+    source_file = train(solitaire, "solitaire", tmp_path / "solitaire", progress_bar=False) / "final_model.zip"
+    source = load_sb3("maskable_ppo", source_file).policy
+    started = {**SMOKE["hyperparameters"], "policy_from": str(source_file)}
+    config = config_from_mapping(raw(16, hyperparameters=started))
+    assert config.tier == "raw"
+    venv = make_vec_env(config, config.resolved_rules, config.num_envs, config.seed)
+    policy = build_sb3(config, venv, None).policy
+    obs = {key: torch.as_tensor(value) for key, value in venv.reset().items()}
+    assert "scores" in obs and "scores" not in source.observation_space.spaces
+    masks = get_action_masks(venv)
+    with torch.no_grad():
+        logits = [p.get_distribution(obs, masks).distribution.logits.numpy() for p in (policy, source)]
+        values = [p.predict_values(obs).numpy() for p in (policy, source)]
+    np.testing.assert_allclose(logits[0], logits[1], atol=1e-6)
+    np.testing.assert_allclose(values[0], values[1], atol=1e-6)
+
+    wider = build_sb3(config_from_mapping(raw(32)), venv, None).policy
+    before = {name: value.clone() for name, value in wider.state_dict().items()}
+    with pytest.raises(ValueError, match=r"the model's d_model 16 \(here 32\) must match this policy"):
+        wider.start_from(source_file)
+    assert all(torch.equal(before[name], value) for name, value in wider.state_dict().items())
+
+    run_dir = train(config, "league_raw", tmp_path / "run", progress_bar=False)
+    snapshot = ModelPolicy(run_dir / "league" / "snapshot_200.zip", config.resolved_rules)
+    result = play(config.resolved_rules, [snapshot, make_policy("greedy", TINY)], games=4, seed=0, max_turns=60)
+    assert (result.scores.sum(axis=1) + result.mismatches == result.turns).all()
