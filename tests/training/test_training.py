@@ -20,6 +20,7 @@ from concentration_env.training.run_folder import eval_rows, eval_score, read_ev
 CONFIGS = Path("configs/train")
 MAX_TURNS = 60
 QUICK = ["eval_freq=256", "eval_episodes=4", "checkpoint_freq=256", "total_timesteps=512"]
+DECAYING_LEAGUES = ("league_4p_counts", "league_3p_raw", "league_4p_raw")
 # Per shipped config: a small deck and small batches, so each trains in seconds.
 SMALL = {
     "solitaire_ppo": [
@@ -67,11 +68,13 @@ SMALL = {
             "hyperparameters.n_epochs=1",
             "league.snapshot_every=256",
             "league.eval_games=2",
-            # the config's rate falls from 500k steps: within the smoke's 512 here
-            *(["learning_rate_decay_from=256"] if name == "league_4p_counts" else []),
+            # the config's rate falls from 400k or 500k steps: within the smoke's 512 here
+            *(["learning_rate_decay_from=256"] if name in DECAYING_LEAGUES else []),
+            # the raw ones' 52-card solitaire model does not fit the small deck: they start fresh
+            *(["hyperparameters.policy_from=null"] if name.endswith("_raw") else []),
         ]
         for base in ("league_2p", "league_3p", "league_4p", "league_2p_one_flip")
-        for name in (base, f"{base}_counts")
+        for name in (base, f"{base}_counts", f"{base}_raw")
     },
     "solitaire_raw_mlp": [
         "rules=toddler",
