@@ -32,7 +32,7 @@ from concentration_env.training.card_nets import (
     shrink_last_layer,
 )
 
-__all__ = ["CardAttentionPolicy", "CardHeads", "CardTokens", "face_vocabulary"]
+__all__ = ["CardAttentionPolicy", "CardHeads", "CardTokens", "face_vocabulary", "saved_card_attention"]
 
 
 class CardTokens(BaseFeaturesExtractor):
@@ -142,31 +142,26 @@ class CardAttentionPolicy(MaskableActorCriticPolicy):
         trunk = self.features_extractor if self.share_features_extractor else self.vf_features_extractor
         return self.value_net(self.mlp_extractor.forward_critic(trunk(obs)))
 
+    def settings(self) -> dict[str, Any]:
+        """What a saved model must share with a network that starts from it (:func:`saved_card_attention`)."""
+        tokens = cast(CardTokens, self.pi_features_extractor)
+        return {
+            "d_model": self.d_model,
+            "layers": self.layers,
+            "heads": self.heads,
+            "shared": self.shared,
+            "value_scale": self.value_scale,
+            "faces": tokens.vocabulary - 1,
+            "flags": tokens.flag_keys,
+        }
+
     def start_from(self, path: str | Path) -> None:
         """Copy every weight of a saved MaskablePPO ``card_attention`` model into this policy: a
         curriculum, for example a solitaire model starting a multi-player learner (the tokens
         read the cards' columns only, so a game's other keys, such as ``scores``, change
-        nothing). Its sizes, ``shared``, ``value_scale``, face vocabulary and flags must be
-        this policy's; a ``ValueError`` names what differs and nothing is copied then."""
-        from sb3_contrib import MaskablePPO
-
-        source = MaskablePPO.load(Path(path), device="cpu").policy
-        if not isinstance(source, CardAttentionPolicy):
-            raise ValueError(f"policy_from {path}: not a card_attention model ({type(source).__name__})")
-        theirs, ours = (cast(CardTokens, policy.features_extractor) for policy in (source, self))
-        pairs = {  # setting: (the model's, this policy's)
-            "d_model": (source.d_model, self.d_model),
-            "layers": (source.layers, self.layers),
-            "heads": (source.heads, self.heads),
-            "shared": (source.shared, self.shared),
-            "value_scale": (source.value_scale, self.value_scale),
-            "faces": (theirs.vocabulary - 1, ours.vocabulary - 1),
-            "flags": (theirs.flag_keys, ours.flag_keys),
-        }
-        differ = [f"{name} {a!r} (here {b!r})" for name, (a, b) in pairs.items() if a != b]
-        if differ:
-            raise ValueError(f"policy_from {path}: the model's {', '.join(differ)} must match this policy")
-        self.load_state_dict(source.state_dict())
+        nothing). All its :meth:`settings` must be this policy's; a ``ValueError`` names what
+        differs and nothing is copied then."""
+        self.load_state_dict(saved_card_attention(path, self.settings(), "this policy").state_dict())
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
@@ -176,3 +171,26 @@ class CardAttentionPolicy(MaskableActorCriticPolicy):
         for key in ("features_extractor_class", "features_extractor_kwargs", "share_features_extractor"):
             data.pop(key, None)  # set from d_model, layers, heads and shared
         return data
+
+
+def saved_card_attention(
+    path: str | Path, ours: dict[str, Any], owner: str, labels: dict[str, str] | None = None
+) -> CardAttentionPolicy:
+    """The policy of the saved MaskablePPO ``card_attention`` model at ``path``, whose
+    :meth:`~CardAttentionPolicy.settings` named in ``ours`` must equal ``ours`` (those of
+    ``owner``, the network that starts from it); else one ``ValueError`` names each that
+    differs (as ``labels`` calls it, if it does)."""
+    from sb3_contrib import MaskablePPO
+
+    source = MaskablePPO.load(Path(path), device="cpu").policy
+    if not isinstance(source, CardAttentionPolicy):
+        raise ValueError(f"policy_from {path}: not a card_attention model ({type(source).__name__})")
+    theirs, labels = source.settings(), labels or {}
+    differ = [
+        f"{labels.get(name, name)} {theirs[name]!r} (here {value!r})"
+        for name, value in ours.items()
+        if theirs[name] != value
+    ]
+    if differ:
+        raise ValueError(f"policy_from {path}: the model's {', '.join(differ)} must match {owner}")
+    return source

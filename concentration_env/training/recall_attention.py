@@ -25,7 +25,7 @@ raw as well. Everything the network sees is the env's visible-mode observation.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import torch
 from torch import nn
@@ -134,27 +134,21 @@ class RecallAttentionNet(CardRecurrence):
         """Copy the policy and value trunks of a saved MaskablePPO ``card_attention`` model
         (``shared: false``, no ``back`` flag) into this network; its memory and read-out stay
         fresh. A ``ValueError`` says which shape or setting differs."""
-        from sb3_contrib import MaskablePPO
-
-        from concentration_env.training.attention import CardAttentionPolicy, CardTokens
+        from concentration_env.training.attention import saved_card_attention
 
         if not self.value_trunk:
             raise ValueError(f"policy_from {path}: needs value_trunk: true (the model's value has a trunk of its own)")
-        policy = MaskablePPO.load(Path(path), device="cpu").policy
-        if not isinstance(policy, CardAttentionPolicy) or policy.shared:
-            raise ValueError(f"policy_from {path}: not a card_attention model with shared: false")
-        extractor = cast(CardTokens, policy.pi_features_extractor)
-        pairs = {  # setting: (the model's, this network's)
-            "hidden (d_model)": (policy.d_model, self.hidden),
-            "layers": (policy.layers, self.layers),
-            "num_heads (heads)": (policy.heads, self.num_heads),
-            "value_scale": (policy.value_scale, self.value_scale),
-            "faces": (extractor.vocabulary - 1, self.num_faces),
-            "flags": (extractor.flag_keys, FLAGS),
+        ours = {
+            "d_model": self.hidden,
+            "layers": self.layers,
+            "heads": self.num_heads,
+            "shared": False,
+            "value_scale": self.value_scale,
+            "faces": self.num_faces,
+            "flags": FLAGS,
         }
-        differ = [f"{name} {theirs!r} (here {ours!r})" for name, (theirs, ours) in pairs.items() if theirs != ours]
-        if differ:
-            raise ValueError(f"policy_from {path}: the model's {', '.join(differ)} must match this network")
+        labels = {"d_model": "hidden (d_model)", "heads": "num_heads (heads)"}
+        policy = saved_card_attention(path, ours, "this network", labels)
         state = policy.state_dict()
         for name, prefix in TRANSFERRED.items():
             module = getattr(self, name)
