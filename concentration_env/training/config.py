@@ -280,10 +280,14 @@ def _check_combination(config: TrainConfig, source: str) -> None:
             f"{' or '.join(RAW_MEMORY_NETWORKS)}; network {config.network!r} has none"
         )
     hyper = config.hyperparameters
-    if hyper.get("policy_from") is not None and config.network not in ("card_attention", "card_recall_attention"):
+    if (
+        hyper.get("policy_from") is not None
+        and config.network != "card_recall_attention"
+        and config.algo != "maskable_ppo"
+    ):
         raise ValueError(
-            f"{source}: key 'hyperparameters': policy_from is read by network: card_attention or "
-            "card_recall_attention only"
+            f"{source}: key 'hyperparameters': policy_from is read by algo: maskable_ppo (any network) or "
+            "network: card_recall_attention only"
         )
     if hyper.get("policy_frozen_steps", 0) and config.network != "card_recall_attention":
         raise ValueError(

@@ -73,7 +73,7 @@ HYPERPARAMETER_CHECKS: dict[str, Callable[[Any], Any]] = {
 
 
 def _no_model(value: Any) -> None:
-    fail("policy_from", value, "null or the file of a saved card_attention model (MaskablePPO .zip)")
+    fail("policy_from", value, "null or the file of a saved MaskablePPO model (.zip)")
 
 
 def hyperparameter_values(value: Any) -> dict:

@@ -17,8 +17,9 @@ MANAGED = {"policy", "env", "policy_kwargs", "seed", "tensorboard_log", "verbose
 
 
 # Hyperparameters of an SB3 learner that this package reads itself instead of the SB3 class:
-# policy_from, a saved model whose weights start the policy (network: card_attention).
+# policy_from, a saved MaskablePPO model whose weights start the policy (start_policy_from).
 OWN_SETTINGS = ("policy_from",)
+MAX_NAMED = 3  # differences a refused policy_from names before "and N more"
 
 SB3_CLASSES = {
     "maskable_ppo": ("sb3_contrib", "MaskablePPO"),
@@ -111,9 +112,46 @@ def build_sb3(config: Any, venv: Any, tensorboard_log: str | None) -> Any:
         device="cpu",
         **hyperparameters,
     )
-    if start is not None:  # only card_attention takes it (the config checks)
-        model.policy.start_from(start)
+    if start is not None:  # maskable_ppo only (the config checks)
+        start_policy_from(model.policy, start)
     return model
+
+
+def start_policy_from(policy: Any, path: str | Path) -> None:
+    """Copy every weight of the saved MaskablePPO model at ``path`` into ``policy``, to carry
+    a trained model on under new settings (another opponent, learning rate or lambda). The
+    saved policy's class, observation and action spaces and the shape of each weight must be
+    this policy's; otherwise one ``ValueError`` names what differs and nothing is copied.
+    A ``card_attention`` policy checks its own settings instead and also takes a model of
+    another game of the same deck (:meth:`CardAttentionPolicy.start_from`)."""
+    from sb3_contrib import MaskablePPO
+
+    if hasattr(policy, "start_from"):
+        policy.start_from(path)
+        return
+    source = MaskablePPO.load(Path(path), device="cpu").policy
+    if type(source) is not type(policy):
+        differ = [f"policy {type(source).__name__} (here {type(policy).__name__})"]
+    else:
+        ours, theirs = policy.state_dict(), source.state_dict()
+        differ = [
+            f"{label} {mine} (here {here})"
+            for label, mine, here in (
+                ("observation space", source.observation_space, policy.observation_space),
+                ("action space", source.action_space, policy.action_space),
+            )
+            if mine != here
+        ]
+        for name in sorted(set(ours) | set(theirs)):
+            mine, here = (tuple(weights[name].shape) if name in weights else "none" for weights in (theirs, ours))
+            if mine != here:
+                differ.append(f"{name} {mine} (here {here})")
+    if differ:
+        shown = ", ".join(differ[:MAX_NAMED]) + (
+            f" and {len(differ) - MAX_NAMED} more" if len(differ) > MAX_NAMED else ""
+        )
+        raise ValueError(f"policy_from {path}: the model's {shown} must match this policy")
+    policy.load_state_dict(source.state_dict())
 
 
 def load_sb3(algo: str, path: str | Path) -> Any:

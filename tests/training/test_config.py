@@ -67,12 +67,12 @@ def test_shipped_configs_exist():
         (
             "algo: recurrent_ppo\nnetwork: card_max_memory\nhyperparameters: {policy_from: README.md}\n",
             "hyperparameters",
-            "policy_from is read by network: card_attention or card_recall_attention only",
+            "policy_from is read by algo: maskable_ppo (any network) or network: card_recall_attention only",
         ),
-        (  # per_card has no start_from: the weights would be silently fresh
-            "network: per_card\nfeatures: card_features\nhyperparameters: {policy_from: README.md}\n",
+        (  # only MaskablePPO's build reads it: the weights would be silently fresh
+            "algo: ppo\nfeatures: card_features\nhyperparameters: {policy_from: README.md}\n",
             "hyperparameters",
-            "policy_from is read by network: card_attention or card_recall_attention only",
+            "policy_from is read by algo: maskable_ppo (any network) or network: card_recall_attention only",
         ),
         (  # without it the learner would freeze parameters this network does not have
             "algo: recurrent_ppo\nnetwork: card_max_memory\nhyperparameters: {policy_frozen_steps: 100}\n",
@@ -82,7 +82,7 @@ def test_shipped_configs_exist():
         (
             "algo: recurrent_ppo\nnetwork: card_recall_attention\nhyperparameters: {policy_from: nowhere.zip}\n",
             "hyperparameters",
-            "invalid policy_from='nowhere.zip'; allowed: null or the file of a saved card_attention model",
+            "invalid policy_from='nowhere.zip'; allowed: null or the file of a saved MaskablePPO model",
         ),
         (
             "algo: recurrent_ppo\nnetwork: card_recall_attention\nhyperparameters: {policy_frozen_steps: -1}\n",

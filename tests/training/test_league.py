@@ -239,3 +239,35 @@ def test_a_raw_league_learner_starts_from_a_solitaire_model(tmp_path):
     snapshot = ModelPolicy(run_dir / "league" / "snapshot_200.zip", config.resolved_rules)
     result = play(config.resolved_rules, [snapshot, make_policy("greedy", TINY)], games=4, seed=0, max_turns=60)
     assert (result.scores.sum(axis=1) + result.mismatches == result.turns).all()
+
+
+def test_a_league_learner_carries_on_from_a_saved_model_of_its_own_network(league_run, tmp_path):
+    """hyperparameters.policy_from for any MaskablePPO network: a fresh learner starts with
+    every weight of the saved model; a model of other layer sizes or another observation is
+    refused, naming what differs, and leaves the learner's weights as they were."""
+    import torch
+
+    from concentration_env.training.envs import make_vec_env
+    from concentration_env.training.learners import build_sb3, load_sb3, start_policy_from
+
+    _, run_dir = league_run
+    source_file = run_dir / "final_model.zip"
+    source = load_sb3("maskable_ppo", source_file).policy
+    config = config_from_mapping(
+        {**SMOKE, "hyperparameters": {**SMOKE["hyperparameters"], "policy_from": str(source_file)}}
+    )
+    venv = make_vec_env(config, config.resolved_rules, config.num_envs, config.seed)
+    started = build_sb3(config, venv, None).policy
+    assert all(torch.equal(value, source.state_dict()[name]) for name, value in started.state_dict().items())
+
+    def refused(changes: dict, message: str) -> None:
+        other = config_from_mapping({**SMOKE, **changes})
+        policy = build_sb3(other, make_vec_env(other, other.resolved_rules, 4, 0), None).policy
+        before = {name: value.clone() for name, value in policy.state_dict().items()}
+        with pytest.raises(ValueError, match=message):
+            start_policy_from(policy, source_file)
+        assert all(torch.equal(before[name], value) for name, value in policy.state_dict().items())
+
+    widths = r"model's action_net.weight \(8, 64\) \(here \(8, 32\)\), .* and \d+ more must match this policy"
+    refused({"policy_kwargs": {"net_arch": [32, 32]}}, widths)
+    refused({"features": "card_features", "network": "per_card"}, r"policy \w+ \(here PerCardMaskablePolicy\)")
