@@ -124,12 +124,10 @@ def start_policy_from(policy: Any, path: str | Path) -> None:
     this policy's; otherwise one ``ValueError`` names what differs and nothing is copied.
     A ``card_attention`` policy checks its own settings instead and also takes a model of
     another game of the same deck (:meth:`CardAttentionPolicy.start_from`)."""
-    from sb3_contrib import MaskablePPO
-
     if hasattr(policy, "start_from"):
         policy.start_from(path)
         return
-    source = MaskablePPO.load(Path(path), device="cpu").policy
+    source = load_sb3("maskable_ppo", path).policy
     if type(source) is not type(policy):
         differ = [f"policy {type(source).__name__} (here {type(policy).__name__})"]
     else:

@@ -241,7 +241,7 @@ def test_a_raw_league_learner_starts_from_a_solitaire_model(tmp_path):
     assert (result.scores.sum(axis=1) + result.mismatches == result.turns).all()
 
 
-def test_a_league_learner_carries_on_from_a_saved_model_of_its_own_network(league_run, tmp_path):
+def test_a_league_learner_carries_on_from_a_saved_model_of_its_own_network(league_run):
     """hyperparameters.policy_from for any MaskablePPO network: a fresh learner starts with
     every weight of the saved model; a model of other layer sizes or another observation is
     refused, naming what differs, and leaves the learner's weights as they were."""
