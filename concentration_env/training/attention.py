@@ -180,9 +180,9 @@ def saved_card_attention(
     :meth:`~CardAttentionPolicy.settings` named in ``ours`` must equal ``ours`` (those of
     ``owner``, the network that starts from it); else one ``ValueError`` names each that
     differs (as ``labels`` calls it, if it does)."""
-    from concentration_env.training.learners import load_sb3
+    from sb3_contrib import MaskablePPO
 
-    source = load_sb3("maskable_ppo", path).policy
+    source = MaskablePPO.load(Path(path), device="cpu").policy
     if not isinstance(source, CardAttentionPolicy):
         raise ValueError(f"policy_from {path}: not a card_attention model ({type(source).__name__})")
     theirs, labels = source.settings(), labels or {}
