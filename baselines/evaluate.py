@@ -36,6 +36,7 @@ import numpy as np
 from baselines import optimal
 from baselines.policies import make_policy
 from concentration_env.game import core
+from concentration_env.game.passes import Passes
 from concentration_env.game.policy import is_stationary
 from concentration_env.game.rules import Rules
 from concentration_env.game.scoring import scores_seen_by
@@ -138,9 +139,9 @@ def play_deals(
         policy.reset_batch([s * rules.num_players + seat for s in seeds])
     cap = turn_cap(game.num_cards, max_turns)
     actions = np.zeros(games, dtype=np.int64)
-    # A turn that captures nothing and shows nothing new is a pass. Once every seat has
-    # passed in a row the position is back where it was; players who repeat themselves
-    # would go round forever, so the game stops there (scored as the DP scores it).
+    # Once every seat has passed in a row (concentration_env.game.passes) the position is
+    # back where it was; players who repeat themselves would go round forever, so the game
+    # stops there (scored as the DP scores it).
     stationary = all(is_stationary(policy) for policy in policies)
     can_stall = rules.num_players > 1 and stationary
     stall_after = rules.num_players if can_stall else np.iinfo(np.int64).max
@@ -149,10 +150,10 @@ def play_deals(
     # repeat the turn until the cap (a chip limit would end it sooner).
     loops_to_cap = rules.num_players == 1 and stationary and rules.max_mismatches is None
     last_pair = np.full((games, 2), core.NONE, dtype=state.shown.dtype)
-    passes = np.zeros(games, dtype=np.int64)
-    seen_at_turn_start = state.seen.sum(axis=1)
+    passes = Passes(games)
+    passes.start(rows, state)
     while True:
-        state.done |= (state.turns >= cap) | (passes >= stall_after)
+        state.done |= (state.turns >= cap) | (passes.in_a_row >= stall_after)
         running = ~state.done
         if not running.any():
             break
@@ -160,9 +161,8 @@ def play_deals(
             # Most games are over: step only the running ones (long games set the pace).
             final.assign(state, rows)
             state = core.State(**{f.name: getattr(state, f.name)[running] for f in fields(state)})
-            rows, actions, passes, seen_at_turn_start, last_pair = (
-                a[running] for a in (rows, actions, passes, seen_at_turn_start, last_pair)
-            )
+            rows, actions, last_pair = (a[running] for a in (rows, actions, last_pair))
+            passes.keep(running)
             for policy in policies:
                 policy.keep(running)
         observation = core.observe(game, state, memory=True)
@@ -172,17 +172,13 @@ def play_deals(
             chosen = policy.act_batch(observation)
             actions = np.where(state.player == seat, chosen, actions)
         outcome = core.step(game, state, actions)
-        seen = state.seen.sum(axis=1)
-        ended_turn = outcome.turn_ended
-        passed = ended_turn & outcome.missed & (seen == seen_at_turn_start)
-        passes = np.where(ended_turn, np.where(passed, passes + 1, 0), passes)
+        passed = passes.note(state, outcome)
         if loops_to_cap:
             pair = np.sort(state.shown, axis=1)
             left = np.where(passed & (pair == last_pair).all(axis=1), cap - state.turns, 0)
             state.mismatches += left.astype(state.mismatches.dtype)
             state.turns += left.astype(state.turns.dtype)
-            last_pair = np.where(ended_turn[:, None], pair, last_pair)
-        seen_at_turn_start = np.where(ended_turn, seen, seen_at_turn_start)
+            last_pair = np.where(outcome.turn_ended[:, None], pair, last_pair)
     final.assign(state, rows)
     unfinished = ~core.cleared(final) & ~_chips_lost(rules, final)
     capped = unfinished & (final.turns >= cap)

@@ -53,12 +53,16 @@ class VersusVectorEnv(BatchVectorEnv):
     ## Arguments
     ``gym.make_vec("ConcentrationVs-v0", num_envs=4096, rules=None, num_players=None,
     seats=0, opponents="greedy", first_player=0, observation_mode="memory",
-    autoreset_mode="NextStep", **rule_fields)``; ``max_episode_steps`` comes from the
-    registered id (10,000 learner flips) unless given.
+    end_stalled=False, autoreset_mode="NextStep", **rule_fields)``; ``max_episode_steps``
+    comes from the registered id (10,000 learner flips) unless given.
 
     - ``seats``: the learner's seat (index or agent name) in every game, or one per game.
     - ``opponents``: a policy name, a saved model's file or a batched policy object for every
       game, or a sequence with one per game; each plays every other seat of its game.
+    - ``end_stalled``: end a game once every seat has passed in a row (captured nothing and
+      shown nothing new), scored as it stands, as the evaluation harness scores stalled games
+      (:class:`concentration_env.game.batch.VersusBatch`); by default such a game runs to
+      the time limit.
     - the single env's ``max_turns`` and rendering are not offered (use Gymnasium's
       ``SyncVectorEnv`` of single envs for those).
 
@@ -78,6 +82,7 @@ class VersusVectorEnv(BatchVectorEnv):
         first_player: int | str = 0,
         observation_mode: str = "memory",
         max_episode_steps: int | None = None,
+        end_stalled: bool = False,
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
         render_mode: None = None,
         max_turns: None = None,
@@ -93,7 +98,7 @@ class VersusVectorEnv(BatchVectorEnv):
         table = table_rules(rules, num_players, **rule_fields)
         policies = resolve_opponents(opponents, table, check_num_envs(num_envs))
         self.batch = VersusBatch(
-            num_envs, table, None, seats, policies, first_player, observation_mode, max_episode_steps
+            num_envs, table, None, seats, policies, first_player, observation_mode, max_episode_steps, end_stalled
         )
         self._setup(versus_space(self.batch.game, table.num_players), autoreset_mode)
 

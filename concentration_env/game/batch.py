@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from concentration_env.game import core, scoring
-from concentration_env.game.checks import check_int, check_seed, fail, is_int
+from concentration_env.game.checks import check_bool, check_int
+from concentration_env.game.passes import Passes
 from concentration_env.game.policy import BatchPolicy
 from concentration_env.game.rules import Rules, resolve_rules
 from concentration_env.game.seats import (
@@ -35,46 +36,12 @@ from concentration_env.game.seats import (
     seat_of,
     table_rules,
 )
+from concentration_env.game.seeding import fill_generators, reseed
 
 
 def check_num_envs(num_envs: Any) -> int:
     """Validate a number of games; a clear error otherwise."""
     return check_int("num_envs", num_envs, 1, numpy=True)
-
-
-def generator(seed: int | None = None) -> np.random.Generator:
-    """A PCG64 generator from ``seed`` (fresh entropy for None): the construction of
-    Gymnasium's ``seeding.np_random``, so a batch's games deal like single envs."""
-    seed = check_seed(seed)
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
-
-
-def reseed(seed: int | Sequence[int | None] | None, rngs: list) -> tuple[list[int | None], list]:
-    """Seeds for a batch of ``len(rngs)`` games and their new generators: an int seeds game
-    ``i`` with ``seed + i``; a list gives each game its own seed (None keeps that game's
-    generator going, as a single env's ``reset(seed=None)`` does)."""
-    seeds: list[int | None]
-    if seed is None:
-        seeds = [None] * len(rngs)
-    elif is_int(seed, numpy=True):
-        first = check_seed(seed)
-        assert first is not None  # an int, checked above
-        seeds = [first + i for i in range(len(rngs))]
-    elif isinstance(seed, (list, tuple, np.ndarray)):
-        seeds = [check_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
-        if len(seeds) != len(rngs):
-            raise ValueError(f"got {len(seeds)} seeds for num_envs={len(rngs)}; pass one per game or an int")
-    else:
-        fail("seed", seed, "None, an int >= 0, or a list of one seed (or None) per game")
-    return seeds, [rng if s is None else generator(s) for s, rng in zip(seeds, rngs)]
-
-
-def fill_generators(rngs: list, rows: np.ndarray) -> None:
-    """Give games ``rows`` that have no generator yet a randomly seeded one (a first reset
-    without a seed, as a single env does)."""
-    for i in rows:
-        if rngs[i] is None:
-            rngs[i] = generator()
 
 
 def per_game(value: Any, num_envs: int, field: str) -> list:
@@ -250,6 +217,13 @@ class VersusBatch(Batch):
     from one stream for the whole batch, so only their distribution matches single envs.
     As in the single env, what a learner earns from the opponents' flips before its first
     flip of a game is paid with the reward of that first flip.
+
+    ``end_stalled=True`` ends a game once every seat has passed in a row (a turn that
+    captures nothing and shows no card nobody had seen), terminated and scored as it stands:
+    the position is back where it was, and the evaluation harness
+    (:mod:`baselines.evaluate`) and the exact DP score such a stalled game the same way. It
+    lets a learner be paid for the stall it chooses (by default such a game runs on to
+    ``max_episode_steps``, where it is truncated).
     """
 
     def __init__(
@@ -262,10 +236,12 @@ class VersusBatch(Batch):
         first_player: int | str = 0,
         observation_mode: str = "memory",
         max_episode_steps: int | None = None,
+        end_stalled: bool = False,
         **rule_fields: Any,
     ):
         self.num_envs = check_num_envs(num_envs)
         self.rules = table_rules(rules, num_players, **rule_fields)
+        self.end_stalled = check_bool("end_stalled", end_stalled)
         self.game = core.compile_rules(self.rules)
         players = self.rules.num_players
         self.memory = check_observation_mode(observation_mode)
@@ -300,6 +276,7 @@ class VersusBatch(Batch):
         self.state: core.State | None = None
         self.elapsed = np.zeros(self.num_envs, dtype=np.int64)  # the learner's flips this episode
         self.before_first_flip = np.zeros(self.num_envs)  # rewards waiting for each learner's first flip
+        self.passes = Passes(self.num_envs)
 
     def set_opponents(self, games: Any, policy: BatchPolicy) -> None:
         """Let ``policy`` play the other seats of ``games`` (indices) from each one's next deal on,
@@ -340,6 +317,7 @@ class VersusBatch(Batch):
             else:
                 self.state.assign(fresh, rows)
             self.elapsed[rows] = 0
+            self.passes.start(rows, self.state)
             self.kind[rows] = self.next_kind[rows]
             self._reseed_opponents(rows)
             self.before_first_flip[rows] = self.play_opponents()[rows]
@@ -373,6 +351,7 @@ class VersusBatch(Batch):
             over = np.flatnonzero(state.done & ~skip).tolist()
             raise RuntimeError(f"games {over} are over; deal them before step()")
         outcome = step_some(self.game, state, batch_actions(self.game, actions, self.num_envs), skip)
+        self._end_stalled_games(outcome)
         rewards = self.before_first_flip + self._learner_rewards(outcome) + self.play_opponents()
         self.before_first_flip[:] = 0.0
         self.elapsed += ~skip
@@ -412,7 +391,15 @@ class VersusBatch(Batch):
                 outcome = step_running(self.game, state, actions, ~moving)
             except ValueError as error:
                 raise self._opponent_error(actions, moving, error) from None
+            self._end_stalled_games(outcome)
             earned += self._learner_rewards(outcome)
+
+    def _end_stalled_games(self, outcome: core.Outcome) -> None:
+        """With ``end_stalled``, end the games where every seat has passed in a row."""
+        if self.end_stalled:
+            state = self.require_reset()
+            self.passes.note(state, outcome)
+            state.done |= self.passes.in_a_row >= self.rules.num_players
 
     def _opponent_error(self, actions: np.ndarray, moving: np.ndarray, error: ValueError) -> ValueError:
         """The core's rejection of an opponent's flip, saying which opponent made it."""

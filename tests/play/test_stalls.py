@@ -2,6 +2,7 @@
 them finishes: the turn cap truncates, and play_out stops at the stall itself."""
 
 import gymnasium as gym
+import numpy as np
 import pytest
 
 from baselines import make_policy
@@ -118,3 +119,66 @@ def test_versus_env_optimal_learner_against_optimal_finishes():
                 break
         assert truncated and not terminated, limit
         assert info["scores"].sum() < RULES.num_pairs
+
+
+def first_games(end_stalled: bool, games: int = 16, limit: int = 300):
+    """An optimal learner against optimal opponents in the batched versus env, both seats:
+    each game's first episode as (terminated, truncated, reward, scores, learner flips)."""
+    from concentration_env.envs.versus_vector import VersusVectorEnv
+
+    rules = RULES.replace(reward_mode="win_loss")
+    envs = VersusVectorEnv(
+        games,
+        rules,
+        seats=[0, 1] * (games // 2),
+        opponents="optimal",
+        max_episode_steps=limit,
+        end_stalled=end_stalled,
+        autoreset_mode="SameStep",  # the learner then sees each next game from its start
+    )
+    learner = make_policy("optimal", rules)
+    learner.reset_batch(list(range(games)))
+    obs, info = envs.reset(seed=0)
+    ended: dict[int, tuple] = {}
+    for flip in range(1, limit + 1):
+        obs, rewards, terminated, truncated, info = envs.step(learner.act_batch(obs))
+        over = np.flatnonzero(terminated | truncated)
+        if over.size:
+            learner.reset_rows(over, over.tolist())
+        for game in over:
+            if game not in ended:
+                ended[game] = (
+                    terminated[game],
+                    truncated[game],
+                    rewards[game],
+                    tuple(info["final_info"]["scores"][game]),
+                    flip,
+                )
+        if len(ended) == games:
+            break
+    return [ended[game] for game in range(games)]
+
+
+def test_the_versus_vector_env_ends_stalled_games_only_when_asked():
+    """With end_stalled the games that stall end there, terminated, with the scores and the
+    win-or-lose reward they have at the time limit without it; the others are unchanged."""
+    stopped, running = first_games(end_stalled=True), first_games(end_stalled=False)
+    stalls = 0
+    for game, (now, at_limit) in enumerate(zip(stopped, running)):
+        (terminated, truncated, reward, scores, flips), (_, cut, reward_at_limit, scores_at_limit, _) = now, at_limit
+        assert terminated and not truncated and scores == scores_at_limit
+        if cut:  # stalled: it ran to the limit without end_stalled, unpaid
+            stalls += 1
+            seat = game % 2
+            assert sum(scores) < RULES.num_pairs and flips < 300 and reward_at_limit == 0
+            assert reward == np.sign(scores[seat] - scores[1 - seat])  # +1, -1, or 0 for a tie
+        else:
+            assert reward == reward_at_limit
+    assert stalls > 4
+
+
+def test_end_stalled_takes_true_or_false():
+    from concentration_env.envs.versus_vector import VersusVectorEnv
+
+    with pytest.raises(ValueError, match="invalid end_stalled='yes'; allowed: True or False"):
+        VersusVectorEnv(2, RULES, end_stalled="yes")
