@@ -45,6 +45,19 @@ alternates mostly with the parity of the lone known cards. ``unknown_frac`` and
 ``removed_frac`` carry the same numbers, but a small network does not read a parity off a
 fraction; from a one-hot count it is one weight per value.
 
+:func:`count_lead_features` (the feature set ``count_lead_features``, for games of two or more
+players) appends one more column group to those, repeated on every row:
+
+==================  ===========================================================================
+``lead``            the observer's points minus the best other seat's, one-hot over
+                    ``-num_cards // 2 .. num_cards // 2`` (clipped)
+==================  ===========================================================================
+
+Why the lead: the exact optimum maximises the expected pair margin, but a game is won by
+being ahead at the end. Where to stop revealing cards (a "0-move", two known cards, passes
+the turn without showing anything; when both players would rather pass, the game stops and
+is scored as it stands) depends on who is ahead, which no count says.
+
 :class:`CardFeatures` wraps a single Gymnasium env; :class:`VecCardFeatures` wraps an SB3
 ``VecEnv`` (for example the batched one of ``concentration_env.integrations.sb3``); both call the one
 batched function of the feature set they are given (:data:`FEATURE_SETS`).
@@ -128,10 +141,41 @@ def count_features(game: Game, obs: dict[str, np.ndarray]) -> np.ndarray:
     return out
 
 
+def lead_width(game: Game) -> int:
+    """How many values the lead's one-hot takes: ``2 * (num_cards // 2) + 1``."""
+    return 2 * count_width(game) - 1
+
+
+def count_lead_features(game: Game, obs: dict[str, np.ndarray]) -> np.ndarray:
+    """:func:`count_features` followed by the one-hot ``lead`` (the observer's points minus the
+    best other seat's; ``obs["scores"]`` ``(B, players)``, the observer first):
+    ``(B, num_cards, NUM_CARD_FEATURES + 2 * count_width(game) + lead_width(game))`` float32."""
+    if "scores" not in obs:
+        raise ValueError(
+            "feature set 'count_lead_features' reads the scores, which these observations lack "
+            f"(they have {', '.join(obs)}); it is for games of 2 or more players"
+        )
+    base = count_features(game, obs)
+    scores = np.asarray(obs["scores"]).astype(np.int64)
+    reach = count_width(game) - 1
+    lead = np.clip(scores[:, 0] - scores[:, 1:].max(axis=1), -reach, reach)
+    out = np.zeros(base.shape[:2] + (base.shape[2] + lead_width(game),), dtype=np.float32)
+    out[..., : base.shape[2]] = base
+    out[np.arange(len(base)), :, base.shape[2] + reach + lead] = 1.0
+    return out
+
+
 # Feature set name (a config's ``features``) -> its batched function.
 FEATURE_SETS: dict[str, Callable[[Game, dict[str, np.ndarray]], np.ndarray]] = {
     "card_features": card_features,
     "count_features": count_features,
+    "count_lead_features": count_lead_features,
+}
+# Feature set name -> the columns it adds to card_features for one game.
+_ADDED_WIDTH: dict[str, Callable[[Game], int]] = {
+    "card_features": lambda game: 0,
+    "count_features": lambda game: len(COUNT_FEATURES) * count_width(game),
+    "count_lead_features": lambda game: len(COUNT_FEATURES) * count_width(game) + lead_width(game),
 }
 
 
@@ -143,9 +187,8 @@ def _feature_function(feature_set: str) -> Callable[[Game, dict[str, np.ndarray]
 
 def features_space(game: Game, feature_set: str = "card_features") -> gym.spaces.Box:
     """The observation space of one feature set (:data:`FEATURE_SETS`) for one game."""
-    width = NUM_CARD_FEATURES + (
-        len(COUNT_FEATURES) * count_width(game) if _feature_function(feature_set) is count_features else 0
-    )
+    _feature_function(feature_set)
+    width = NUM_CARD_FEATURES + _ADDED_WIDTH[feature_set](game)
     return gym.spaces.Box(0.0, 1.0, shape=(game.num_cards, width), dtype=np.float32)
 
 

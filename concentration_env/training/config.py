@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from concentration_env.envs.policy_specs import check_policy_name
-from concentration_env.game.checks import check_choice, check_int
+from concentration_env.game.checks import check_bool, check_choice, check_int
 from concentration_env.game.overrides import apply_overrides
 from concentration_env.game.overrides import parse_override as parse_override  # re-exported
 from concentration_env.game.rules import Rules, load_yaml_mapping, resolve_rules
@@ -33,7 +33,7 @@ from concentration_env.training.config_values import (
 
 ALGOS = ("maskable_ppo", "ppo", "dqn", "recurrent_ppo")
 MASKED_ALGOS = ("maskable_ppo", "recurrent_ppo")  # the others flip blind; illegal flips follow illegal_action
-FEATURES = ("raw", "card_features", "count_features")
+FEATURES = ("raw", "card_features", "count_features", "count_lead_features")
 # The policy_kwargs of network: card_attention (the first three are whole sizes).
 ATTENTION_SIZES = ("d_model", "layers", "heads", "shared", "value_scale")
 ATTENTION_SWITCHES = ("shared", "value_scale")
@@ -54,7 +54,8 @@ class TrainConfig:
     - ``observation_mode``: ``memory`` or ``visible``.
     - ``features``: ``raw`` observation, or an engineered feature set of
       ``concentration_env.envs.features``: ``card_features``, or ``count_features`` (the same
-      plus one-hot public counts: unseen pairs and lone known cards).
+      plus one-hot public counts: unseen pairs and lone known cards), or ``count_lead_features``
+      (the counts plus the one-hot lead in points; games of 2 or more players).
     - ``network``: ``mlp`` (SB3's default policy; for ``recurrent_ppo``, its engineered
       network), ``per_card`` (shared per-card scorer; needs a feature set),
       ``card_attention`` (self-attention over per-card tokens of the raw observation,
@@ -76,6 +77,11 @@ class TrainConfig:
       ``hyperparameters.learning_rate`` falls linearly to ``learning_rate_final`` at
       ``total_timesteps`` (``null``, the default: a constant learning rate). The schedule is a
       function of the env step, so a resumed run carries on along it.
+    - ``end_stalled_games``: with 2 or more players on ``vec_env: native``, a training game in
+      which every seat has passed in a row (captured nothing, shown nothing new) ends there,
+      scored as it stands, as evaluations score it (``VersusBatch``'s ``end_stalled``); by
+      default (``false``) it runs on to the episode cap. The optimum passes on purpose where
+      revealing only helps the other player, so without it a learner is never paid for a stall.
     """
 
     algo: str = "maskable_ppo"
@@ -96,6 +102,7 @@ class TrainConfig:
     league: LeagueConfig | None = None
     learning_rate_decay_from: int | None = None
     learning_rate_final: float = 0.0
+    end_stalled_games: bool = False
 
     @cached_property
     def resolved_rules(self) -> Rules:
@@ -231,6 +238,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
         None if v is None else check_int("learning_rate_decay_from", v, 0, whole_floats=True)
     ),
     "learning_rate_final": non_negative("learning_rate_final"),
+    "end_stalled_games": lambda v: check_bool("end_stalled_games", v),
 }
 
 
@@ -254,7 +262,9 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "config") -> Trai
 def _check_combination(config: TrainConfig, source: str) -> None:
     """Checks that involve more than one key."""
     if config.network == "per_card" and config.features == "raw":
-        raise ValueError(f"{source}: key 'network': 'per_card' needs features: card_features or count_features")
+        raise ValueError(
+            f"{source}: key 'network': 'per_card' needs features: {', '.join(FEATURES[1:-1])} or {FEATURES[-1]}"
+        )
     if config.network == "mlp" and "hidden" in config.policy_kwargs:
         raise ValueError(
             f"{source}: key 'policy_kwargs': 'hidden' is the width of network: per_card; "
@@ -292,6 +302,16 @@ def _check_combination(config: TrainConfig, source: str) -> None:
     if hyper.get("policy_frozen_steps", 0) and config.network != "card_recall_attention":
         raise ValueError(
             f"{source}: key 'hyperparameters': policy_frozen_steps is read by network: card_recall_attention only"
+        )
+    if config.features == "count_lead_features" and config.resolved_rules.num_players < 2:
+        raise ValueError(
+            f"{source}: key 'features': count_lead_features reads the players' scores; it needs rules "
+            "with num_players >= 2"
+        )
+    if config.end_stalled_games and (config.resolved_rules.num_players < 2 or config.vec_env != "native"):
+        raise ValueError(
+            f"{source}: key 'end_stalled_games': it ends stalled games of the batched versus env; it needs "
+            "rules with num_players >= 2 and vec_env: native"
         )
     if config.algo == "recurrent_ppo" and config.resolved_rules.num_players != 1:
         raise ValueError(f"{source}: key 'algo': recurrent_ppo trains solitaire (rules with num_players: 1)")

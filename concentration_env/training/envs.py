@@ -77,7 +77,7 @@ def make_vec_env(config: TrainConfig, rules: Rules, num_envs: int, seed: int, ki
         versus = {}
         if rules.num_players > 1:
             seats, opponents = zip(*(seat_and_opponent(config, rules, index) for index in range(num_envs)))
-            versus = {"seats": list(seats), "opponents": list(opponents)}
+            versus = {"seats": list(seats), "opponents": list(opponents), "end_stalled": config.end_stalled_games}
         venv = VecMonitor(
             make_sb3_vec_env(
                 num_envs=num_envs,

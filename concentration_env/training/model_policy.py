@@ -16,6 +16,7 @@ from concentration_env.training.run_folder import final_model_path, read_run_con
 
 BOARD_KEYS = ("cards", "face_up", "removed", "action_mask")
 BACK_KEY = "back"  # checkerboard decks only: each card's back colour, which raw models read
+SCORES_KEY = "scores"  # games of 2 or more players: count_lead_features reads the lead from them
 
 
 def torch_index(rows: np.ndarray) -> Any:
@@ -149,8 +150,9 @@ class ModelPolicy:
     def act_batch(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
         """Flips for a batch of ``(B, n)`` observations."""
         board = {key: np.asarray(observations[key]) for key in BOARD_KEYS}
-        if BACK_KEY in observations:
-            board[BACK_KEY] = np.asarray(observations[BACK_KEY])
+        for key in (BACK_KEY, SCORES_KEY):
+            if key in observations:
+                board[key] = np.asarray(observations[key])
         if self.config.observation_mode == "visible":
             shown = board["face_up"].astype(bool) | board["removed"].astype(bool)
             board["cards"] = np.where(shown, board["cards"], 0)

@@ -7,7 +7,16 @@ import numpy as np
 import pytest
 
 import concentration_env
-from concentration_env.envs.features import FEATURE_NAMES, NUM_CARD_FEATURES, CardFeatures, count_width
+from concentration_env.envs.features import (
+    FEATURE_NAMES,
+    NUM_CARD_FEATURES,
+    CardFeatures,
+    count_features,
+    count_lead_features,
+    count_width,
+    features_space,
+    lead_width,
+)
 from concentration_env.game import core
 
 RULE_SETS = [
@@ -114,6 +123,24 @@ def test_action_masks_reach_through_the_wrapper():
     np.testing.assert_array_equal(env.get_wrapper_attr("action_masks")(), info["action_mask"].astype(bool))
 
 
+def test_count_lead_features_add_the_one_hot_lead_of_the_observer():
+    game = core.compile_rules(concentration_env.Rules(ranks=3, num_players=3))
+    env = gym.make("ConcentrationVs-v0", rules=game.rules, opponents="greedy")
+    obs, _ = env.reset(seed=0)
+    batch = {key: np.repeat(np.asarray(value)[None], 4, axis=0) for key, value in obs.items()}
+    batch["scores"] = np.array([[2, 1, 0], [0, 3, 1], [1, 1, 1], [0, 0, 40]])
+    features = count_lead_features(game, batch)
+    assert features.shape[1:] == features_space(game, "count_lead_features").shape
+    np.testing.assert_array_equal(features[..., : features.shape[2] - lead_width(game)], count_features(game, batch))
+    lead = features[..., features.shape[2] - lead_width(game) :]
+    assert (lead.sum(axis=2) == 1).all() and (lead == lead[:, :1]).all()  # one value, on every row
+    reach = count_width(game) - 1  # 6 pairs: leads -6 .. 6, clipped (the last one from -40)
+    assert reach == 6 and lead[:, 0].argmax(axis=1).tolist() == [reach + 1, reach - 3, reach, 0]
+    del batch["scores"]
+    with pytest.raises(ValueError, match="'count_lead_features' reads the scores, which these observations lack"):
+        count_lead_features(game, batch)
+
+
 @pytest.mark.parametrize("feature_set", ["card_features", "count_features"])
 def test_vec_wrapper_equals_the_single_env_wrapper(feature_set):
     from stable_baselines3.common.vec_env import DummyVecEnv
@@ -140,5 +167,8 @@ def test_vec_wrapper_equals_the_single_env_wrapper(feature_set):
 
 
 def test_unknown_feature_set_is_one_clear_error():
-    with pytest.raises(ValueError, match=re.escape("feature_set='counts'; allowed: card_features | count_features")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape("feature_set='counts'; allowed: card_features | count_features | count_lead_features"),
+    ):
         CardFeatures(gym.make("Concentration-v0"), "counts")

@@ -40,6 +40,13 @@ def test_shipped_configs_exist():
         ("hyperparameters: {n_stepz: 8}\n", "hyperparameters", "'n_stepz'"),
         ("hyperparameters: [1, 2]\n", "hyperparameters", "expected a mapping"),
         ("network: per_card\nfeatures: raw\n", "network", "needs features: card_features"),
+        ("features: count_lead_features\nnetwork: per_card\n", "features", "needs rules with num_players >= 2"),
+        ("end_stalled_games: yes please\n", "end_stalled_games", "True or False"),
+        (
+            "rules: {num_players: 2}\nend_stalled_games: true\n",
+            "end_stalled_games",
+            "needs rules with num_players >= 2 and vec_env: native",
+        ),
         (
             "algo: recurrent_ppo\nnetwork: card_memory\nfeatures: card_features\n",
             "network",

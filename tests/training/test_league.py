@@ -178,16 +178,28 @@ def test_resume_needs_a_run_folder(tmp_path, capsys):
     assert "no saved model" in capsys.readouterr().err
 
 
-def test_count_features_league_snapshots_load_and_play(tmp_path):
-    """The engineered count_features set through a league run: its snapshots rebuild the
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"features": "count_features"},
+        {
+            "features": "count_lead_features",  # reads the scores: the harness must pass them on
+            "end_stalled_games": True,
+            "rules": {**SMOKE["rules"], "reward_mode": "win_loss"},
+        },
+    ],
+    ids=["count_features", "count_lead_features"],
+)
+def test_count_features_league_snapshots_load_and_play(tmp_path, changes):
+    """The engineered count feature sets through a league run: its snapshots rebuild the
     same features when they play as opponents or in evaluation."""
     from baselines.evaluate import play
     from concentration_env.training import ModelPolicy
     from concentration_env.training.run import train
 
     league = {**SMOKE["league"], "snapshot_every": 200, "pool_size": 1}
-    config = config_from_mapping({**SMOKE, "features": "count_features", "network": "per_card", "league": league})
-    assert config.tier == "engineered" and "features: count_features" in config.engineered_by[0]
+    config = config_from_mapping({**SMOKE, "network": "per_card", "league": league, **changes})
+    assert config.tier == "engineered" and f"features: {changes['features']}" in config.engineered_by[0]
     run_dir = train(config, "league_counts", tmp_path / "run", progress_bar=False)
     snapshot = ModelPolicy(run_dir / "league" / "snapshot_200.zip", config.resolved_rules)
     result = play(config.resolved_rules, [snapshot, make_policy("greedy", TINY)], games=4, seed=0, max_turns=60)
