@@ -83,7 +83,8 @@ class Solver(Positions):
         self._choices: dict[tuple, object] = {}
         sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
 
-    def _unknown_choice(self, pool: int):
+    def unknown_choice(self, pool: int):
+        """The choice "turn an unknown card" (under back ``pool`` with checkerboard backs)."""
         return UNKNOWN if len(self.pools) == 1 else (UNKNOWN, pool)
 
     def _ratio(self, a: int, b: int):
@@ -167,7 +168,7 @@ class Solver(Positions):
                     value += p * self._after_capture(self.value[t], self.move(counts, t, target))
                 else:
                     value += p * self._best(self._second_options(self.move(counts, t, target), target, False))[0]
-            options.append((value, self._unknown_choice(pool)))
+            options.append((value, self.unknown_choice(pool)))
         if self.strategy == "optimal":
             for t, count in enumerate(counts):
                 if count and self.partnerless[t]:
@@ -184,7 +185,7 @@ class Solver(Positions):
                     value += p * self._after_capture(self.value[t], self.move(counts, t, target))
                 else:  # a miss; a card pairing with another known card stays known
                     value += p * self._after_miss(self.move(counts, t, kept))
-            options.append((value, self._unknown_choice(pool)))
+            options.append((value, self.unknown_choice(pool)))
         # A deliberate miss on another known card (after a known first card that would be a
         # 0-move, handled as stalling in value_of, or in solitaire a wasted turn).
         if not first_known and self.known_cards(counts) >= 2 and self.strategy not in ("greedy", "defer_pairs"):
