@@ -3,13 +3,14 @@
 The two-player optimum of :mod:`baselines.optimal` maximises the expected pair margin and
 never looks at the score. A game, though, is won by the player ahead at the end, and where
 both players pass (flip two known cards, a "0-move") the game stops and is scored as it
-stands (:mod:`baselines.evaluate`). :func:`win_share_against_optimal` gives the exact win
-share (ties half) of a player against the optimum, either the optimum itself or the best
-response that knows the score and plays to win, so that a learned agent's win share against
-the optimum can be read against the most any player can reach.
+stands (:mod:`baselines.evaluate`). :func:`win_share` gives the exact win
+share (ties half) of a player against the optimum (or against one of the DP's fixed
+strategies, greedy or safe_first), the player being either the optimum itself or the best
+response that knows the score and plays to win, so that a learned agent's win share can be
+read against the most any player can reach.
 
 Positions are the DP's (:class:`baselines.positions.Positions`) plus the lead in points, whose
-turn it is and whether the last turn passed. The optimum's flips are the DP's own choices; the
+turn it is and whether the last turn passed. The DP's strategies flip as the DP chooses; the
 best response may flip anything the DP considers, including a 0-move wherever two known cards
 lie on the table. Stalls end as the evaluation harness ends them: when both players pass in a
 row, the game is scored as it stands.
@@ -22,18 +23,23 @@ from baselines.positions import FIRST, PAIR
 from concentration_env.game.rules import Rules
 
 LEARNERS = ("best_response", "optimal")
-LEARNER, OPTIMUM = 0, 1  # who is to move
+OPPONENTS = ("optimal", "greedy", "safe_first")  # the DP's strategies for two players
+LEARNER, OPPONENT = 0, 1  # who is to move
 
 
 class WinShare:
-    """The learner's win share (ties half) from every position against the optimum."""
+    """The learner's win share (ties half) from every position against ``opponent``."""
 
-    def __init__(self, rules: Rules, learner: str = "best_response"):
+    def __init__(self, rules: Rules, learner: str = "best_response", opponent: str = "optimal"):
         if learner not in LEARNERS:
             raise ValueError(f"invalid learner={learner!r}; allowed: {' | '.join(LEARNERS)}")
+        if opponent not in OPPONENTS:
+            raise ValueError(f"invalid opponent={opponent!r}; allowed: {' | '.join(OPPONENTS)}")
         optimal.check_solvable(rules, players=2)
-        self.solver = optimal.solver(rules.replace(max_mismatches=None))
+        unlimited = rules.replace(max_mismatches=None)
+        self.solver = optimal.solver(unlimited, opponent)  # the opponent's choices
         self.best_response = learner == "best_response"
+        self.learner = optimal.solver(unlimited)  # the learner's choices when it plays the optimum
         self.extra_turn = rules.turn_policy == "extra_turn"
         self._values: dict[tuple, float] = {}
 
@@ -51,7 +57,11 @@ class WinShare:
         options = self._first_options(counts, lead, mover, passed)
         if mover == LEARNER and self.best_response:
             return max(options.values())
-        return options[self.solver.first_choice(counts)]
+        return options[self._chooser(mover).first_choice(counts)]
+
+    def _chooser(self, mover: int) -> optimal.Solver:
+        """The DP whose choices ``mover`` follows (the learner's only when it plays the optimum)."""
+        return self.learner if mover == LEARNER else self.solver
 
     def _capture(self, points: int, counts: tuple, lead: int, mover: int) -> float:
         gained = points if mover == LEARNER else -points
@@ -102,7 +112,7 @@ class WinShare:
             options[optimal.KNOWN] = self.value(counts, lead, 1 - mover)
         if mover == LEARNER and self.best_response:
             return max(options.values())
-        return options[s.second_choice(counts, first, first_known)]
+        return options[self._chooser(mover).second_choice(counts, first, first_known)]
 
 
 def scored(lead: int) -> float:
@@ -110,12 +120,12 @@ def scored(lead: int) -> float:
     return 1.0 if lead > 0 else 0.5 if lead == 0 else 0.0
 
 
-def win_share_against_optimal(rules: Rules, learner: str = "best_response") -> dict[str, float]:
-    """Exact win share (ties half) of ``learner`` against :class:`baselines.OptimalPolicy` on a
-    two-player game the DP solves: ``"best_response"`` (knows the score, plays to win) or
-    ``"optimal"`` (the optimum itself). Keys: ``first`` (the learner moves first),
-    ``second`` and ``both_seats`` (their mean)."""
-    share = WinShare(rules, learner)
+def win_share(rules: Rules, learner: str = "best_response", opponent: str = "optimal") -> dict[str, float]:
+    """Exact win share (ties half) of ``learner`` against :class:`baselines.OptimalPolicy` (or
+    the DP's ``"greedy"`` or ``"safe_first"`` strategy) on a two-player game the DP solves:
+    ``"best_response"`` (knows the score, plays to win) or ``"optimal"`` (the optimum itself).
+    Keys: ``first`` (the learner moves first), ``second`` and ``both_seats`` (their mean)."""
+    share = WinShare(rules, learner, opponent)
     start = share.solver.initial_state()
-    first, second = share.value(start, 0, LEARNER), share.value(start, 0, OPTIMUM)
+    first, second = share.value(start, 0, LEARNER), share.value(start, 0, OPPONENT)
     return {"first": first, "second": second, "both_seats": (first + second) / 2}
