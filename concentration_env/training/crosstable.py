@@ -19,14 +19,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from concentration_env.game.rules import Rules
-
-if TYPE_CHECKING:
-    pass
 
 ELO_SCALE = 400 / math.log(10)  # Elo points per natural-log unit of strength
 ELO_MEAN = 1500.0  # the ratings' mean
