@@ -73,8 +73,14 @@ SMALL = {
             # the raw ones' 52-card solitaire model does not fit the small deck: they start fresh
             *(["hyperparameters.policy_from=null"] if name.endswith("_raw") else []),
         ]
-        for base in ("league_2p", "league_3p", "league_4p", "league_2p_one_flip")
-        for name in (base, f"{base}_counts", f"{base}_raw")
+        for name in (
+            *(
+                variant
+                for base in ("league_2p", "league_3p", "league_4p", "league_2p_one_flip")
+                for variant in (base, f"{base}_counts", f"{base}_raw")
+            ),
+            "league_2p_lead",
+        )
     },
     "solitaire_raw_mlp": [
         "rules=toddler",
