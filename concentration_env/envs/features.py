@@ -133,11 +133,19 @@ def count_features(game: Game, obs: dict[str, np.ndarray]) -> np.ndarray:
     unknown = (base[..., FEATURE_COLUMN["unknown"]] > 0).sum(axis=1)
     width = count_width(game)
     counts = [np.clip((unknown - lone) // 2, 0, width - 1), np.clip(lone, 0, width - 1)]
-    out = np.zeros(base.shape[:2] + (base.shape[2] + len(counts) * width,), dtype=np.float32)
-    out[..., : base.shape[2]] = base
+    return with_one_hots(base, [(count, width) for count in counts])
+
+
+def with_one_hots(base: np.ndarray, groups: list[tuple[np.ndarray, int]]) -> np.ndarray:
+    """``base`` ``(B, n, F)`` followed by one one-hot column group per ``(values, width)``
+    (``values`` ``(B,)`` in ``0 .. width - 1``), repeated on every row."""
+    start = base.shape[2]
+    out = np.zeros(base.shape[:2] + (start + sum(width for _, width in groups),), dtype=np.float32)
+    out[..., :start] = base
     rows = np.arange(len(base))
-    for k, count in enumerate(counts):
-        out[rows, :, base.shape[2] + k * width + count] = 1.0
+    for values, width in groups:
+        out[rows, :, start + values] = 1.0
+        start += width
     return out
 
 
@@ -155,14 +163,10 @@ def count_lead_features(game: Game, obs: dict[str, np.ndarray]) -> np.ndarray:
             "feature set 'count_lead_features' reads the scores, which these observations lack "
             f"(they have {', '.join(obs)}); it is for games of 2 or more players"
         )
-    base = count_features(game, obs)
     scores = np.asarray(obs["scores"]).astype(np.int64)
     reach = count_width(game) - 1
     lead = np.clip(scores[:, 0] - scores[:, 1:].max(axis=1), -reach, reach)
-    out = np.zeros(base.shape[:2] + (base.shape[2] + lead_width(game),), dtype=np.float32)
-    out[..., : base.shape[2]] = base
-    out[np.arange(len(base)), :, base.shape[2] + reach + lead] = 1.0
-    return out
+    return with_one_hots(count_features(game, obs), [(lead + reach, lead_width(game))])
 
 
 # Feature set name (a config's ``features``) -> its batched function.
