@@ -67,16 +67,20 @@ class WinShare:
         gained = points if mover == LEARNER else -points
         return self.value(counts, lead + gained, mover if self.extra_turn else 1 - mover)
 
+    def _take_pair(self, counts: tuple, t: int, lead: int, mover: int) -> float:
+        """Win share after the mover takes a known pair of class state ``t``."""
+        s = self.solver
+        return self._capture(s.value[t], s.move(counts, t, s.after_take[t]), lead, mover)
+
     def _first_options(self, counts: tuple, lead: int, mover: int, passed: bool) -> dict:
         """Every first flip the DP weighs (:meth:`baselines.optimal.Solver._first_options`),
         with the learner's win share after it."""
         s = self.solver
         forced = [t for t, c in enumerate(counts) if c and s.take_at_once[t]]
         if forced:  # a sure pair is taken first by both players, as the DP does
-            t = forced[0]
-            return {(optimal.TAKE_PAIR, t): self._capture(s.value[t], s.move(counts, t, s.after_take[t]), lead, mover)}
+            return {(optimal.TAKE_PAIR, forced[0]): self._take_pair(counts, forced[0], lead, mover)}
         options: dict[object, float] = {
-            (optimal.TAKE_PAIR, t): self._capture(s.value[t], s.move(counts, t, s.after_take[t]), lead, mover)
+            (optimal.TAKE_PAIR, t): self._take_pair(counts, t, lead, mover)
             for t, count in enumerate(counts)
             if count and s.has_pair[t]
         }
