@@ -1,19 +1,21 @@
-"""Win shares against exact optimal play, by dynamic programming.
+"""Win shares against the DP's strategies, by dynamic programming.
 
 The two-player optimum of :mod:`baselines.optimal` maximises the expected pair margin and
 never looks at the score. A game, though, is won by the player ahead at the end, and where
-both players pass (flip two known cards, a "0-move") the game stops and is scored as it
-stands (:mod:`baselines.evaluate`). :func:`win_share` gives the exact win
-share (ties half) of a player against the optimum (or against one of the DP's fixed
-strategies, greedy or safe_first), the player being either the optimum itself or the best
-response that knows the score and plays to win, so that a learned agent's win share can be
-read against the most any player can reach.
+every player passes in a row (flips two known cards, a "0-move") the game stops and is scored
+as it stands (:mod:`baselines.evaluate`). :func:`win_share` gives the exact win share (ties
+split) of a player against the optimum, or against a table of one of the DP's fixed
+strategies (greedy or safe_first) in every other seat, for two or more players. The player is
+the best response that knows the score and plays to win, or the optimum, greedy or safe_first
+itself, so that a learned agent's win share can be read against the most any player can reach.
 
-Positions are the DP's (:class:`baselines.positions.Positions`) plus the lead in points, whose
-turn it is and whether the last turn passed. The DP's strategies flip as the DP chooses; the
-best response may flip anything the DP considers, including a 0-move wherever two known cards
-lie on the table. Stalls end as the evaluation harness ends them: when both players pass in a
-row, the game is scored as it stands.
+Positions are the DP's (:class:`baselines.positions.Positions`) plus the learner's lead in
+points over each other seat, whose turn it is and how many turns in a row have passed. The
+DP's strategies flip as the DP chooses; the best response may flip anything the DP considers,
+including a 0-move wherever two known cards lie on the table. Stalls end as the evaluation
+harness ends them: when every player has passed in a row, the game is scored as it stands.
+The fixed strategies choose without looking at the other players, so their choices carry over
+to tables of three or more; the optimum is the two-player DP's and plays only with two.
 """
 
 from __future__ import annotations
@@ -22,57 +24,75 @@ from baselines import optimal
 from baselines.positions import FIRST, PAIR
 from concentration_env.game.rules import Rules
 
-LEARNERS = ("best_response", "optimal")
-OPPONENTS = ("optimal", "greedy", "safe_first")  # the DP's strategies for two players
-LEARNER, OPPONENT = 0, 1  # who is to move
+LEARNERS = ("best_response", "optimal", "greedy", "safe_first")
+OPPONENTS = ("optimal", "greedy", "safe_first")  # the DP's strategies
+TWO_PLAYERS_ONLY = "optimal"  # the two-player DP's margin optimum
+LEARNER = 0  # the learner's seat in the positions; the others follow in turn order
 
 
 class WinShare:
-    """The learner's win share (ties half) from every position against ``opponent``."""
+    """The learner's win share (ties split) from every position against ``opponent`` in
+    every other seat."""
 
     def __init__(self, rules: Rules, learner: str = "best_response", opponent: str = "optimal"):
         if learner not in LEARNERS:
             raise ValueError(f"invalid learner={learner!r}; allowed: {' | '.join(LEARNERS)}")
         if opponent not in OPPONENTS:
             raise ValueError(f"invalid opponent={opponent!r}; allowed: {' | '.join(OPPONENTS)}")
-        optimal.check_solvable(rules, players=2)
-        unlimited = rules.replace(max_mismatches=None)
-        self.solver = optimal.solver(unlimited, opponent)  # the opponent's choices
+        self.players = rules.num_players
+        if self.players < 2:
+            raise ValueError(f"num_players={self.players}: win shares need 2 or more players")
+        if self.players > 2 and TWO_PLAYERS_ONLY in (learner, opponent):
+            raise ValueError(
+                f"num_players={self.players} with the optimum: the DP solves two players only; "
+                f"allowed with {self.players}: learner best_response | greedy | safe_first, "
+                "opponent greedy | safe_first"
+            )
+        # The DP's positions and strategies are the two-player game's; a fixed strategy's
+        # choices do not depend on how many play.
+        unlimited = rules.replace(max_mismatches=None, num_players=2)
+        self.solver = optimal.solver(unlimited, opponent)  # the opponents' choices
         self.best_response = learner == "best_response"
-        self.learner = optimal.solver(unlimited)  # the learner's choices when it plays the optimum
+        self.learner = optimal.solver(unlimited, "optimal" if self.best_response else learner)
         self.extra_turn = rules.turn_policy == "extra_turn"
         self._values: dict[tuple, float] = {}
 
-    def value(self, counts: tuple, lead: int, mover: int, passed: bool = False) -> float:
-        """Win share of the learner, ``lead`` points ahead, with ``mover`` to move;
-        ``passed``: the last turn was a pass (one more ends the game)."""
-        key = (counts, lead, mover, passed)
+    def value(self, counts: tuple, lead: tuple[int, ...], mover: int, passes: int = 0) -> float:
+        """Win share of the learner, ``lead[i]`` points ahead of seat ``i + 1`` (in turn order
+        after it), with ``mover`` to move and ``passes`` turns in a row just passed."""
+        key = (counts, lead, mover, passes)
         if key not in self._values:
-            self._values[key] = self._value(counts, lead, mover, passed)
+            self._values[key] = self._value(counts, lead, mover, passes)
         return self._values[key]
 
-    def _value(self, counts: tuple, lead: int, mover: int, passed: bool) -> float:
+    def _value(self, counts: tuple, lead: tuple[int, ...], mover: int, passes: int) -> float:
         if not any(counts):
             return scored(lead)
-        options = self._first_options(counts, lead, mover, passed)
+        options = self._first_options(counts, lead, mover, passes)
         if mover == LEARNER and self.best_response:
             return max(options.values())
         return options[self._chooser(mover).first_choice(counts)]
 
     def _chooser(self, mover: int) -> optimal.Solver:
-        """The DP whose choices ``mover`` follows (the learner's only when it plays the optimum)."""
+        """The DP whose choices ``mover`` follows (the learner's when it plays a fixed strategy)."""
         return self.learner if mover == LEARNER else self.solver
 
-    def _capture(self, points: int, counts: tuple, lead: int, mover: int) -> float:
-        gained = points if mover == LEARNER else -points
-        return self.value(counts, lead + gained, mover if self.extra_turn else 1 - mover)
+    def _next(self, mover: int) -> int:
+        return (mover + 1) % self.players
 
-    def _take_pair(self, counts: tuple, t: int, lead: int, mover: int) -> float:
+    def _capture(self, points: int, counts: tuple, lead: tuple[int, ...], mover: int) -> float:
+        if mover == LEARNER:
+            lead = tuple(ahead + points for ahead in lead)
+        else:
+            lead = tuple(ahead - points if seat == mover else ahead for seat, ahead in enumerate(lead, 1))
+        return self.value(counts, lead, mover if self.extra_turn else self._next(mover))
+
+    def _take_pair(self, counts: tuple, t: int, lead: tuple[int, ...], mover: int) -> float:
         """Win share after the mover takes a known pair of class state ``t``."""
         s = self.solver
         return self._capture(s.value[t], s.move(counts, t, s.after_take[t]), lead, mover)
 
-    def _first_options(self, counts: tuple, lead: int, mover: int, passed: bool) -> dict:
+    def _first_options(self, counts: tuple, lead: tuple[int, ...], mover: int, passes: int) -> dict:
         """Every first flip the DP weighs (:meth:`baselines.optimal.Solver._first_options`),
         with the learner's win share after it."""
         s = self.solver
@@ -96,12 +116,13 @@ class WinShare:
         for t, count in enumerate(counts):
             if count and s.partnerless[t]:
                 options[(optimal.KNOWN, t)] = self._second(counts, t, True, lead, mover)
-        if s.known_classes(counts) >= 2:  # a 0-move passes; two passes in a row end the game
-            options[optimal.STALL] = scored(lead) if passed else self.value(counts, lead, 1 - mover, True)
+        if s.known_classes(counts) >= 2:  # a 0-move passes; once every player has, the game ends
+            last = passes + 1 == self.players
+            options[optimal.STALL] = scored(lead) if last else self.value(counts, lead, self._next(mover), passes + 1)
         return options
 
-    def _second(self, counts: tuple, first: int, first_known: bool, lead: int, mover: int) -> float:
-        """Win share after the second flip that the mover (learner: best; optimum: the DP's) makes."""
+    def _second(self, counts: tuple, first: int, first_known: bool, lead: tuple[int, ...], mover: int) -> float:
+        """Win share after the second flip that the mover makes (the best response: its best)."""
         s = self.solver
         options: dict[object, float] = {}
         for pool in s.pools_with_cards(counts, first):
@@ -110,26 +131,32 @@ class WinShare:
                 if outcome == FIRST:
                     share += weight / total * self._capture(s.value[t], s.move(counts, t, target), lead, mover)
                 else:
-                    share += weight / total * self.value(s.move(counts, t, kept), lead, 1 - mover)
+                    share += weight / total * self.value(s.move(counts, t, kept), lead, self._next(mover))
             options[s.unknown_choice(pool)] = share
         if not first_known and s.known_cards(counts) >= 2:  # a deliberate miss on another known card
-            options[optimal.KNOWN] = self.value(counts, lead, 1 - mover)
+            options[optimal.KNOWN] = self.value(counts, lead, self._next(mover))
         if mover == LEARNER and self.best_response:
             return max(options.values())
         return options[self._chooser(mover).second_choice(counts, first, first_known)]
 
 
-def scored(lead: int) -> float:
-    """The learner's share of a game that ends with it ``lead`` points ahead."""
-    return 1.0 if lead > 0 else 0.5 if lead == 0 else 0.0
+def scored(lead: tuple[int, ...]) -> float:
+    """The learner's share of a game that ends with it ``lead`` points ahead of each other
+    seat: 1 alone on top, 1/k tied on top with k - 1 others, 0 behind anyone."""
+    if min(lead) < 0:
+        return 0.0
+    return 1.0 / (1 + sum(ahead == 0 for ahead in lead))
 
 
-def win_share(rules: Rules, learner: str = "best_response", opponent: str = "optimal") -> dict[str, float]:
-    """Exact win share (ties half) of ``learner`` against :class:`baselines.OptimalPolicy` (or
-    the DP's ``"greedy"`` or ``"safe_first"`` strategy) on a two-player game the DP solves:
-    ``"best_response"`` (knows the score, plays to win) or ``"optimal"`` (the optimum itself).
-    Keys: ``first`` (the learner moves first), ``second`` and ``both_seats`` (their mean)."""
+def win_share(rules: Rules, learner: str = "best_response", opponent: str = "optimal") -> dict[str, object]:
+    """Exact win share (ties split) of ``learner`` with ``opponent`` in every other seat, for
+    ``rules.num_players`` players on a game the DP solves. ``learner``: ``"best_response"``
+    (knows the score, plays to win), or the DP's ``"optimal"``, ``"greedy"`` or
+    ``"safe_first"``; ``opponent``: :class:`baselines.OptimalPolicy`'s ``"optimal"`` (two
+    players only), ``"greedy"`` or ``"safe_first"``. Keys: ``seats`` (a tuple: the share with
+    the learner in seat 0, which moves first, then seat 1, ...) and ``every_seat`` (their mean)."""
     share = WinShare(rules, learner, opponent)
-    start = share.solver.initial_state()
-    first, second = share.value(start, 0, LEARNER), share.value(start, 0, OPPONENT)
-    return {"first": first, "second": second, "both_seats": (first + second) / 2}
+    start, level = share.solver.initial_state(), (0,) * (share.players - 1)
+    # The learner in seat s: the seat to move first is P - s places after it in turn order.
+    seats = tuple(share.value(start, level, (share.players - seat) % share.players) for seat in range(share.players))
+    return {"seats": seats, "every_seat": sum(seats) / len(seats)}
