@@ -42,6 +42,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from concentration_env.training.card_nets import CardTransformer
+
 ACTION_GAIN = 0.01  # the last scoring layer starts near zero: a near-uniform first policy
 FLAGS = ("face_up", "removed", "action_mask")  # the per-card flags the raw network is shown
 
@@ -215,10 +217,7 @@ class CardEncoder(nn.Module):
         super().__init__()
         self.hidden = hidden
         self.token = nn.Linear(hidden + inputs, hidden)
-        layer = nn.TransformerEncoderLayer(
-            hidden, num_heads, dim_feedforward=2 * hidden, dropout=0.0, batch_first=True, norm_first=True
-        )
-        self.attend = nn.TransformerEncoder(layer, layers, norm=nn.LayerNorm(hidden), enable_nested_tensor=False)
+        self.attend = CardTransformer(hidden, num_heads, layers)
 
     def forward(self, memory: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         lead, n = memory.shape[:-2], memory.shape[-2]

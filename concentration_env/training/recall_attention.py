@@ -30,7 +30,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from concentration_env.training.card_nets import CardHeads, init_card_tokens, shrink_last_layer
+from concentration_env.training.card_nets import CardHeads, CardTransformer, init_card_tokens, shrink_last_layer
 from concentration_env.training.memory import FLAGS, CardRecurrence, faces_of, raw_card_inputs, running_maximum
 
 FLAG_BITS = 2 ** torch.arange(len(FLAGS))  # a card's flags as one index, bit i = FLAGS[i] (card_nets' order)
@@ -48,7 +48,7 @@ class TokenTrunk(nn.Module):
 
     faces: nn.Embedding
     flags: nn.Embedding
-    attend: nn.TransformerEncoder
+    attend: CardTransformer
     vocabulary: int
     flag_keys: tuple[str, ...]
 

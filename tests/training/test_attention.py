@@ -258,3 +258,28 @@ def test_a_checkerboard_model_reads_the_backs_when_it_plays(tmp_path):
     assert "back" in policy._model.observation_space.spaces
     result = play(config.resolved_rules, [policy], games=4, seed=0, max_turns=60)
     np.testing.assert_array_equal(result.scores.sum(axis=1) + result.mismatches, result.turns)
+
+
+@pytest.mark.parametrize(("width", "heads", "layers"), [(32, 4, 1), (16, 1, 2), (24, 3, 2)])
+def test_card_transformer_computes_torchs_encoder(width, heads, layers):
+    """The written-out forward is torch's pre-norm encoder to float rounding, with the same
+    parameter names (saved models load into either), and so are its gradients."""
+    from torch import nn
+
+    from concentration_env.training.card_nets import CardTransformer
+
+    torch.manual_seed(0)
+    ours = CardTransformer(width, heads, layers)
+    layer = nn.TransformerEncoderLayer(
+        width, heads, dim_feedforward=2 * width, dropout=0.0, batch_first=True, norm_first=True
+    )
+    torchs = nn.TransformerEncoder(layer, layers, norm=nn.LayerNorm(width), enable_nested_tensor=False)
+    torchs.load_state_dict(ours.state_dict())
+    tokens = torch.randn(5, 13, width)
+    ours(tokens).square().sum().backward()
+    torchs(tokens).square().sum().backward()
+    torch.testing.assert_close(ours(tokens), torchs(tokens), rtol=1e-5, atol=1e-5)
+    for (name, mine), theirs in zip(ours.named_parameters(), torchs.parameters(), strict=True):
+        torch.testing.assert_close(mine.grad, theirs.grad, rtol=1e-4, atol=1e-5, msg=name)
+    with pytest.raises(TypeError, match="tokens only"):
+        ours(tokens, mask=None)
