@@ -82,6 +82,9 @@ class TrainConfig:
       scored as it stands, as evaluations score it (``VersusBatch``'s ``end_stalled``); by
       default (``false``) it runs on to the episode cap. The optimum passes on purpose where
       revealing only helps the other player, so without it a learner is never paid for a stall.
+    - ``torch_threads``: torch's intra-op threads while training (default 1: on a small shared
+      CPU one thread per process beats contention between them; 2 uses both cores of an idle
+      2-core machine).
     """
 
     algo: str = "maskable_ppo"
@@ -103,6 +106,7 @@ class TrainConfig:
     learning_rate_decay_from: int | None = None
     learning_rate_final: float = 0.0
     end_stalled_games: bool = False
+    torch_threads: int = 1
 
     @cached_property
     def resolved_rules(self) -> Rules:
@@ -239,6 +243,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     ),
     "learning_rate_final": non_negative("learning_rate_final"),
     "end_stalled_games": lambda v: check_bool("end_stalled_games", v),
+    "torch_threads": whole_number("torch_threads"),
 }
 
 

@@ -108,7 +108,6 @@ def train(
     league's pool, up to ``total_timesteps`` in all."""
     import torch
 
-    torch.set_num_threads(TORCH_THREADS)
     if resume and run_dir is None:
         raise ValueError("resume needs the run folder of the run to carry on")
     run_dir = Path(run_dir) if run_dir is not None else new_run_dir(config_name)
@@ -128,6 +127,8 @@ def train(
     began = time.perf_counter()
     on_term = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, _interrupt)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(config.torch_threads)
     try:
         if config.algo == "recurrent_ppo":
             from concentration_env.training.recurrent_run import train_recurrent
@@ -137,6 +138,7 @@ def train(
             steps, interrupted = _train_sb3(config, rules, run_dir, log, progress_bar, resume)
     finally:
         signal.signal(signal.SIGTERM, on_term)
+        torch.set_num_threads(threads)  # the caller's setting again (a test run, a notebook)
     seconds = time.perf_counter() - began
     segments = [*earlier, {"from": start, "to": steps, "wall_seconds": round(seconds, 1)}]
     summary = {

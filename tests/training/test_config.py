@@ -42,6 +42,7 @@ def test_shipped_configs_exist():
         ("network: per_card\nfeatures: raw\n", "network", "needs features: card_features"),
         ("features: count_lead_features\nnetwork: per_card\n", "features", "needs rules with num_players >= 2"),
         ("end_stalled_games: yes please\n", "end_stalled_games", "True or False"),
+        ("torch_threads: 0\n", "torch_threads", "below the minimum"),
         (
             "rules: {num_players: 2}\nend_stalled_games: true\n",
             "end_stalled_games",

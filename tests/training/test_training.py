@@ -97,7 +97,7 @@ SMALL = {
             "hyperparameters.n_steps=32",
             "hyperparameters.batch_size=128",
         ]
-        for matching in ("rank", "standard", "zebra")
+        for matching in ("rank", "standard", "zebra", "fast")
     },
     "maskable_throughput": [
         "rules=toddler",
@@ -260,6 +260,27 @@ def test_ctrl_c_saves_the_model(tmp_path, monkeypatch):
     assert summary["interrupted"] and summary["timesteps"] < 100000
     assert (run_dir / "final_model.zip").is_file()
     ModelPolicy(run_dir).reset()
+
+
+def test_training_runs_on_the_configs_torch_threads_and_gives_the_callers_back(tmp_path, monkeypatch):
+    import torch
+
+    from concentration_env.training import run as run_module
+
+    seen = []
+    learner = run_module._train_sb3
+
+    def spy(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return learner(*args, **kwargs)
+
+    monkeypatch.setattr(run_module, "_train_sb3", spy)
+    before = torch.get_num_threads()
+    wanted = 3 if before != 3 else 2
+    config = load_config(CONFIGS / "solitaire_ppo.yaml", SMALL["solitaire_ppo"] + QUICK + [f"torch_threads={wanted}"])
+    train(config, "solitaire_ppo", tmp_path / "run", progress_bar=False)
+    assert seen == [wanted]
+    assert torch.get_num_threads() == before
 
 
 def test_recurrent_record_of_seen_faces_uses_only_observations():
