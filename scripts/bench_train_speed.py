@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import pstats
 import statistics
 import sys
@@ -58,37 +59,37 @@ PHASES = (
 def build(path: Path):
     """The config's model on its vec env, warmed by one iteration (compiling, allocating);
     returns the model, its steps per iteration (one rollout) and its torch threads."""
-    import torch
-
     from concentration_env.training.envs import make_vec_env
     from concentration_env.training.learners import build_sb3
 
     config = load_config(path)
-    torch.set_num_threads(config.torch_threads)
     model = build_sb3(config, make_vec_env(config, config.resolved_rules, config.num_envs, config.seed), None)
     steps = config.num_envs * config.hyperparameters["n_steps"]
-    model.learn(steps)
+    learn_more(model, steps, config.torch_threads)
     return model, steps, config.torch_threads
+
+
+def learn_more(model, steps: int, threads: int) -> None:
+    """``steps`` more training on ``threads`` torch threads: the learners share one process, so
+    each sets its config's threads before it runs."""
+    import torch
+
+    torch.set_num_threads(threads)
+    model.learn(steps, reset_num_timesteps=False)
 
 
 def timed(model, steps: int, threads: int) -> tuple[float, float]:
     """Env-steps per wall second and per CPU second of ``steps`` more training."""
-    import torch
-
-    torch.set_num_threads(threads)
     wall, cpu = time.perf_counter(), time.process_time()
-    model.learn(steps, reset_num_timesteps=False)
+    learn_more(model, steps, threads)
     return steps / (time.perf_counter() - wall), steps / (time.process_time() - cpu)
 
 
 def profile(model, steps: int, threads: int) -> None:
     """Print where one iteration's time goes, then the functions that spend the most."""
-    import torch
-
-    torch.set_num_threads(threads)
     profiler = cProfile.Profile()
     profiler.enable()
-    model.learn(steps, reset_num_timesteps=False)
+    learn_more(model, steps, threads)
     profiler.disable()
     stats = pstats.Stats(profiler)
     table = stats.stats  # type: ignore[attr-defined]  # pstats keeps its table untyped
@@ -146,7 +147,6 @@ def ceilings(model) -> dict[int, tuple[float, float, float]]:
         torch.set_num_threads(threads)
         ahead, back = samples_per_second(forward), samples_per_second(update)
         found[threads] = (ahead, back, 1.0 / (1.0 / ahead + model.n_epochs / back))
-    torch.set_num_threads(1)
     return found
 
 
@@ -167,7 +167,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.rounds < 1 or args.iterations < 1:
         parser.exit(2, "bench_train_speed.py: --rounds and --iterations must be at least 1\n")
-    load = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "unknown"
+    load = f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "unknown"
     models = {name: build(path) for name, path in LEARNERS.items()}
     rates: dict[str, list[tuple[float, float]]] = {name: [] for name in models}
     for _ in range(args.rounds):
