@@ -122,10 +122,19 @@ class CardTransformer(nn.TransformerEncoder):
         if args or kwargs:
             raise TypeError("CardTransformer takes the tokens only (no masks)")
         for layer in self.layers:
-            tokens = tokens + _self_attention(layer.self_attn, layer.norm1(tokens))
-            tokens = tokens + layer.linear2(F.relu(layer.linear1(layer.norm2(tokens))))
-        assert self.norm is not None  # always built with one
-        return self.norm(tokens)
+            tokens = tokens + _self_attention(layer.self_attn, _normed(layer.norm1, tokens))
+            tokens = tokens + layer.linear2(F.relu(layer.linear1(_normed(layer.norm2, tokens))))
+        assert isinstance(self.norm, nn.LayerNorm)  # always built with one
+        return _normed(self.norm, tokens)
+
+
+def _normed(norm: nn.LayerNorm, tokens: torch.Tensor) -> torch.Tensor:
+    """``norm(tokens)`` on the tokens as one ``(batch * cards, width)`` matrix: the same
+    numbers, but torch's CPU backward of a layer norm over a width of 16 ran about 1.4x
+    faster on the matrix than on the ``(batch, cards, width)`` tensor (minibatches of 1,024
+    deals of 52 cards, two threads)."""
+    flat = F.layer_norm(tokens.reshape(-1, tokens.shape[-1]), norm.normalized_shape, norm.weight, norm.bias, norm.eps)
+    return flat.reshape(tokens.shape)
 
 
 def _self_attention(attention: nn.MultiheadAttention, tokens: torch.Tensor) -> torch.Tensor:
@@ -152,7 +161,14 @@ def card_tokens(module: Any, observations: dict[str, torch.Tensor]) -> torch.Ten
     flags = torch.zeros_like(faces)
     for bit, key in enumerate(module.flag_keys):
         flags |= observations[key].long() << bit
-    return module.attend(module.faces(faces) + module.flags(flags))
+    return module.attend(_lookup(module.faces, faces) + _lookup(module.flags, flags))
+
+
+def _lookup(table: nn.Embedding, indices: torch.Tensor) -> torch.Tensor:
+    """``table(indices)`` by ``index_select``: the same rows, but its backward (an index add)
+    ran 3 to 4 times faster on a CPU than the embedding's own for a minibatch of 1,024 deals
+    of 52 cards, where the embedding's backward had taken a fifth of an update."""
+    return table.weight.index_select(0, indices.reshape(-1)).reshape(*indices.shape, -1)
 
 
 class CardHeads(nn.Module):
