@@ -73,8 +73,11 @@ class Scale(nn.Module):
 
 class CardAttentionPolicy(MaskableActorCriticPolicy):
     """MaskablePPO policy over :class:`CardTokens` and :class:`CardHeads`: the raw tier's
-    attention learner. ``policy_kwargs``: ``d_model``, ``layers``, ``heads``, ``shared`` and
-    ``value_scale`` (see :class:`Scale`).
+    attention learner. ``policy_kwargs``: ``d_model``, ``layers``, ``heads``, ``shared``,
+    ``value_layers`` (the value trunk's own attention layers, default ``layers``; 0 leaves
+    its tokens unmixed: the value reads the mean of every card's own embedding, which costs
+    no attention in the rollout's forward or the update) and ``value_scale`` (see
+    :class:`Scale`).
 
     By default the policy and the value have a trunk each (``shared=False``). With one trunk
     the value loss (returns of -40 to -300, -1 per miss) sets the shared weights and the
@@ -92,11 +95,15 @@ class CardAttentionPolicy(MaskableActorCriticPolicy):
         layers: int = 2,
         heads: int = 4,
         shared: bool = False,
+        value_layers: int | None = None,
         value_scale: float = 1.0,
         **kwargs: Any,
     ):
         face_vocabulary(observation_space)  # the one clear error for a space it cannot read
         self.d_model, self.layers, self.heads, self.value_scale = d_model, layers, heads, float(value_scale)
+        self.value_layers = layers if value_layers is None else value_layers
+        if shared and self.value_layers != layers:
+            raise ValueError(f"value_layers={value_layers} needs a value trunk of its own (shared=False)")
         kwargs.setdefault("net_arch", [])
         # torch's own init suits the transformer; the score layer is shrunk in _build.
         kwargs.setdefault("ortho_init", False)
@@ -112,6 +119,8 @@ class CardAttentionPolicy(MaskableActorCriticPolicy):
         self.mlp_extractor = CardHeads(self.d_model)
 
     def _build(self, lr_schedule) -> None:
+        if self.value_layers != self.layers:  # SB3 made the value trunk a copy of the policy's
+            self.vf_features_extractor = CardTokens(self.observation_space, self.d_model, self.value_layers, self.heads)  # type: ignore[arg-type]  # a Dict, as face_vocabulary checked
         super()._build(lr_schedule)
         # The per-card scores are the logits: drop SB3's dense action layer, start near
         # uniform as SB3 does, and rebuild the optimizer over the parameters that remain.
@@ -150,6 +159,7 @@ class CardAttentionPolicy(MaskableActorCriticPolicy):
             "layers": self.layers,
             "heads": self.heads,
             "shared": self.shared,
+            "value_layers": self.value_layers,
             "value_scale": self.value_scale,
             "faces": tokens.vocabulary - 1,
             "flags": tokens.flag_keys,
@@ -166,7 +176,12 @@ class CardAttentionPolicy(MaskableActorCriticPolicy):
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
         data.update(
-            d_model=self.d_model, layers=self.layers, heads=self.heads, shared=self.shared, value_scale=self.value_scale
+            d_model=self.d_model,
+            layers=self.layers,
+            heads=self.heads,
+            shared=self.shared,
+            value_layers=self.value_layers,
+            value_scale=self.value_scale,
         )
         for key in ("features_extractor_class", "features_extractor_kwargs", "share_features_extractor"):
             data.pop(key, None)  # set from d_model, layers, heads and shared

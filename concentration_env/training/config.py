@@ -35,7 +35,7 @@ ALGOS = ("maskable_ppo", "ppo", "dqn", "recurrent_ppo")
 MASKED_ALGOS = ("maskable_ppo", "recurrent_ppo")  # the others flip blind; illegal flips follow illegal_action
 FEATURES = ("raw", "card_features", "count_features", "count_lead_features")
 # The policy_kwargs of network: card_attention (the first three are whole sizes).
-ATTENTION_SIZES = ("d_model", "layers", "heads", "shared", "value_scale")
+ATTENTION_SIZES = ("d_model", "layers", "heads", "value_layers", "shared", "value_scale")
 ATTENTION_SWITCHES = ("shared", "value_scale")
 RAW_MEMORY_NETWORKS = ("card_memory", "card_max_memory", "card_recall_attention")  # recurrent_ppo's raw-tier networks
 NETWORKS = ("mlp", "per_card", "card_attention", *RAW_MEMORY_NETWORKS)
@@ -360,13 +360,19 @@ def _check_attention_sizes(sizes: dict, source: str) -> None:
             f"card_attention; allowed: {', '.join(ATTENTION_SIZES)}"
         )
     try:
-        checked = {name: check_int(name, value, 1) for name, value in sizes.items() if name not in ATTENTION_SWITCHES}
+        checked = {
+            name: check_int(name, value, 0 if name == "value_layers" else 1)
+            for name, value in sizes.items()
+            if name not in ATTENTION_SWITCHES
+        }
     except ValueError as error:
         raise ValueError(f"{source}: key 'policy_kwargs': {error}") from None
     if not isinstance(sizes.get("shared", False), bool):
         raise ValueError(f"{source}: key 'policy_kwargs': shared must be true or false, got {sizes['shared']!r}")
     if "value_scale" in sizes:
         finite("value_scale", sizes["value_scale"], 0.0, above=True)
+    if sizes.get("shared", False) and checked.get("value_layers", checked.get("layers", 2)) != checked.get("layers", 2):
+        raise ValueError(f"{source}: key 'policy_kwargs': value_layers needs a value trunk of its own (shared: false)")
     d_model, heads = checked.get("d_model", 64), checked.get("heads", 4)
     if d_model % heads:
         raise ValueError(f"{source}: key 'policy_kwargs': d_model={d_model} must be a multiple of heads={heads}")

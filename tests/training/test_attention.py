@@ -151,6 +151,38 @@ def test_a_model_saved_with_one_trunk_loads_with_one(tmp_path):
     assert old.share_features_extractor and old.shared
 
 
+def test_a_value_trunk_without_attention_reads_each_card_alone(tmp_path):
+    """value_layers=0: each value token is its own card's embedding, whatever the other
+    cards show; the value's gradient stays out of the policy's trunk; the setting survives a
+    save and a load, and a shared trunk refuses it."""
+    from sb3_contrib import MaskablePPO
+
+    from concentration_env.training.attention import CardAttentionPolicy
+    from concentration_env.training.envs import make_vec_env
+
+    rng = np.random.default_rng(5)
+    space = board(10, 5)
+    policy = policy_of(space, layers=2, value_layers=0)
+    assert len(policy.pi_features_extractor.attend.layers) == 2
+    assert len(policy.vf_features_extractor.attend.layers) == 0
+    obs = {key: torch.as_tensor(value) for key, value in random_obs(rng, 4, 10, 5, space.spaces).items()}
+    tokens = policy.vf_features_extractor(obs)
+    alone = torch.stack(
+        [policy.vf_features_extractor({k: v[:, [card]] for k, v in obs.items()})[:, 0] for card in range(10)], dim=1
+    )
+    assert torch.allclose(tokens, alone, atol=1e-6)  # no card's token depends on another card
+    policy.predict_values(obs).pow(2).sum().backward()
+    assert all(p.grad is None for p in policy.pi_features_extractor.parameters())
+    venv = make_vec_env(config_from_mapping(TINY), config_from_mapping(TINY).resolved_rules, 4, 0)
+    model = MaskablePPO(CardAttentionPolicy, venv, n_steps=8, batch_size=32, policy_kwargs={"value_layers": 0})
+    model.save(tmp_path / "model.zip")
+    loaded = MaskablePPO.load(tmp_path / "model.zip").policy
+    assert loaded.value_layers == 0 and len(loaded.vf_features_extractor.attend.layers) == 0
+    assert loaded.settings()["value_layers"] == 0
+    with pytest.raises(ValueError, match="value_layers=0 needs a value trunk of its own"):
+        policy_of(space, shared=True, value_layers=0)
+
+
 def test_training_replays_the_observations_and_masks_the_policy_acted_on():
     """The rollout buffer stores floats and the native env reuses its arrays: what PPO trains
     on must still be what the policy saw and which flips were legal when it acted."""
@@ -217,6 +249,11 @@ def test_config_validation():
     with pytest.raises(ValueError, match="value_scale"):
         config_from_mapping({**TINY, "policy_kwargs": {"value_scale": 0}})
     assert config_from_mapping({**TINY, "policy_kwargs": {"shared": True, "value_scale": 30}}).policy_kwargs
+    with pytest.raises(ValueError, match="'policy_kwargs': invalid value_layers=-1"):
+        config_from_mapping({**TINY, "policy_kwargs": {"value_layers": -1}})
+    with pytest.raises(ValueError, match="value_layers needs a value trunk of its own"):
+        config_from_mapping({**TINY, "policy_kwargs": {"shared": True, "value_layers": 0}})
+    assert config_from_mapping({**TINY, "policy_kwargs": {"value_layers": 0}}).policy_kwargs["value_layers"] == 0
     with pytest.raises(ValueError, match="d_model=30 must be a multiple of heads=4"):
         config_from_mapping({**TINY, "policy_kwargs": {"d_model": 30}})
 
