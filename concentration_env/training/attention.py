@@ -71,6 +71,9 @@ class Scale(nn.Module):
         return values * self.factor
 
 
+SIZES = ("d_model", "layers", "heads", "shared", "value_layers", "value_scale")  # what a saved model rebuilds from
+
+
 class CardAttentionPolicy(MaskableActorCriticPolicy):
     """MaskablePPO policy over :class:`CardTokens` and :class:`CardHeads`: the raw tier's
     attention learner. ``policy_kwargs``: ``d_model``, ``layers``, ``heads``, ``shared``,
@@ -175,14 +178,7 @@ class CardAttentionPolicy(MaskableActorCriticPolicy):
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
-        data.update(
-            d_model=self.d_model,
-            layers=self.layers,
-            heads=self.heads,
-            shared=self.shared,
-            value_layers=self.value_layers,
-            value_scale=self.value_scale,
-        )
+        data.update({name: getattr(self, name) for name in SIZES})
         for key in ("features_extractor_class", "features_extractor_kwargs", "share_features_extractor"):
             data.pop(key, None)  # set from d_model, layers, heads and shared
         return data
