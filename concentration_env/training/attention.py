@@ -31,6 +31,7 @@ from concentration_env.training.card_nets import (
     init_card_tokens,
     shrink_last_layer,
 )
+from concentration_env.training.config import ATTENTION_SIZES
 
 __all__ = ["CardAttentionPolicy", "CardHeads", "CardTokens", "face_vocabulary", "saved_card_attention"]
 
@@ -69,9 +70,6 @@ class Scale(nn.Module):
 
     def forward(self, values: torch.Tensor) -> torch.Tensor:
         return values * self.factor
-
-
-SIZES = ("d_model", "layers", "heads", "shared", "value_layers", "value_scale")  # what a saved model rebuilds from
 
 
 class CardAttentionPolicy(MaskableActorCriticPolicy):
@@ -178,7 +176,7 @@ class CardAttentionPolicy(MaskableActorCriticPolicy):
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
-        data.update({name: getattr(self, name) for name in SIZES})
+        data.update({name: getattr(self, name) for name in ATTENTION_SIZES})
         for key in ("features_extractor_class", "features_extractor_kwargs", "share_features_extractor"):
             data.pop(key, None)  # set from d_model, layers, heads and shared
         return data

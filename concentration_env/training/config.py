@@ -34,7 +34,7 @@ from concentration_env.training.config_values import (
 ALGOS = ("maskable_ppo", "ppo", "dqn", "recurrent_ppo")
 MASKED_ALGOS = ("maskable_ppo", "recurrent_ppo")  # the others flip blind; illegal flips follow illegal_action
 FEATURES = ("raw", "card_features", "count_features", "count_lead_features")
-# The policy_kwargs of network: card_attention (the first three are whole sizes).
+# The policy_kwargs of network: card_attention (the first four are whole sizes).
 ATTENTION_SIZES = ("d_model", "layers", "heads", "value_layers", "shared", "value_scale")
 ATTENTION_SWITCHES = ("shared", "value_scale")
 RAW_MEMORY_NETWORKS = ("card_memory", "card_max_memory", "card_recall_attention")  # recurrent_ppo's raw-tier networks
