@@ -31,7 +31,7 @@ from concentration_env.training.card_nets import (
     init_card_tokens,
     shrink_last_layer,
 )
-from concentration_env.training.config import ATTENTION_SIZES
+from concentration_env.training.config_values import ATTENTION_SIZES
 
 __all__ = ["CardAttentionPolicy", "CardHeads", "CardTokens", "face_vocabulary", "saved_card_attention"]
 

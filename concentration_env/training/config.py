@@ -22,6 +22,8 @@ from concentration_env.game.overrides import parse_override as parse_override  #
 from concentration_env.game.rules import Rules, load_yaml_mapping, resolve_rules
 from concentration_env.game.seats import OBSERVATION_MODES
 from concentration_env.training.config_values import (
+    ATTENTION_SIZES,
+    ATTENTION_SWITCHES,
     as_mapping,
     finite,
     hyperparameter_values,
@@ -34,9 +36,6 @@ from concentration_env.training.config_values import (
 ALGOS = ("maskable_ppo", "ppo", "dqn", "recurrent_ppo")
 MASKED_ALGOS = ("maskable_ppo", "recurrent_ppo")  # the others flip blind; illegal flips follow illegal_action
 FEATURES = ("raw", "card_features", "count_features", "count_lead_features")
-# The policy_kwargs of network: card_attention (the first four are whole sizes).
-ATTENTION_SIZES = ("d_model", "layers", "heads", "value_layers", "shared", "value_scale")
-ATTENTION_SWITCHES = ("shared", "value_scale")
 RAW_MEMORY_NETWORKS = ("card_memory", "card_max_memory", "card_recall_attention")  # recurrent_ppo's raw-tier networks
 NETWORKS = ("mlp", "per_card", "card_attention", *RAW_MEMORY_NETWORKS)
 RAW_MEMORY_SETTINGS = ("value_trunk", "value_scale")  # hyperparameters only those networks read

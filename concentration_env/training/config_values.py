@@ -13,6 +13,10 @@ from typing import Any
 
 from concentration_env.game.checks import check_bool, check_choice, check_int, check_number, fail
 
+# The policy_kwargs of network: card_attention (the first four are whole sizes).
+ATTENTION_SIZES = ("d_model", "layers", "heads", "value_layers", "shared", "value_scale")
+ATTENTION_SWITCHES = ("shared", "value_scale")
+
 
 def whole_number(key: str, minimum: int = 1) -> Callable[[Any], int]:
     """A check of a whole number >= minimum; floats such as 2e6 are accepted when integral."""
