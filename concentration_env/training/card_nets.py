@@ -15,6 +15,7 @@ Nothing here depends on the deck's size: the same weights score 8 or 104 cards.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import torch
@@ -121,11 +122,43 @@ class CardTransformer(nn.TransformerEncoder):
     def forward(self, tokens: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:  # type: ignore[override]  # no masks: every card attends to every card
         if args or kwargs:
             raise TypeError("CardTransformer takes the tokens only (no masks)")
-        for layer in self.layers:
+        return self._blocks(tokens, self.layers)
+
+    def of_rows(self, table: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+        """``self(table[rows])`` (``table``: ``(kinds, width)``, ``rows``: ``(batch, cards)``
+        indices into it), with the work that one card does alone before any attention (the
+        first layer norm and query/key/value projection, or the final norm when there are no
+        layers) run once per row of the table rather than once per card. Worth it when the
+        table is small beside the batch: the raw tokens take one row per face and flag
+        combination (848 for 52 cards) where a minibatch holds 1,024 x 52 cards."""
+        if not self.layers:
+            return _gathered(self._blocks(table, self.layers), rows)
+        first = self.layers[0]
+        attention = first.self_attn
+        projected = F.linear(_normed(first.norm1, table), attention.in_proj_weight, attention.in_proj_bias)
+        tokens = _gathered(table, rows) + _attended(attention, _gathered(projected, rows))
+        return self._blocks(_feed_forward(first, tokens), self.layers[1:])
+
+    def _blocks(self, tokens: torch.Tensor, layers: Iterable[Any]) -> torch.Tensor:
+        """``layers`` (``TransformerEncoderLayer``s, which a ``ModuleList`` types as plain
+        modules) as whole pre-norm blocks, then the final layer norm."""
+        for layer in layers:
             tokens = tokens + _self_attention(layer.self_attn, _normed(layer.norm1, tokens))
-            tokens = tokens + layer.linear2(F.relu(layer.linear1(_normed(layer.norm2, tokens))))
+            tokens = _feed_forward(layer, tokens)
         assert isinstance(self.norm, nn.LayerNorm)  # always built with one
         return _normed(self.norm, tokens)
+
+
+def _feed_forward(layer: nn.TransformerEncoderLayer, tokens: torch.Tensor) -> torch.Tensor:
+    """A pre-norm block's feed-forward half, with its residual."""
+    return tokens + layer.linear2(F.relu(layer.linear1(_normed(layer.norm2, tokens))))
+
+
+def _gathered(table: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """``table[rows]`` by ``index_select``: the same rows, but its backward (an index add) ran
+    3 to 4 times faster on a CPU than an embedding's own for a minibatch of 1,024 deals of 52
+    cards, where the embedding's backward had taken a fifth of an update."""
+    return table.index_select(0, rows.reshape(-1)).reshape(*rows.shape, table.shape[-1])
 
 
 def _normed(norm: nn.LayerNorm, tokens: torch.Tensor) -> torch.Tensor:
@@ -139,13 +172,16 @@ def _normed(norm: nn.LayerNorm, tokens: torch.Tensor) -> torch.Tensor:
 
 def _self_attention(attention: nn.MultiheadAttention, tokens: torch.Tensor) -> torch.Tensor:
     """``attention`` (batch-first, no dropout, no mask) of ``tokens`` on themselves."""
-    batch, cards, width = tokens.shape
+    return _attended(attention, F.linear(tokens, attention.in_proj_weight, attention.in_proj_bias))
+
+
+def _attended(attention: nn.MultiheadAttention, projected: torch.Tensor) -> torch.Tensor:
+    """The rest of ``attention`` from the tokens' queries, keys and values side by side
+    (``(batch, cards, 3 * width)``, as its input projection makes them)."""
+    batch, cards, width = projected.shape[0], projected.shape[1], projected.shape[2] // 3
     heads = attention.num_heads
     split = (batch, cards, heads, width // heads)
-    query, key, value = (
-        part.reshape(split).transpose(1, 2)
-        for part in F.linear(tokens, attention.in_proj_weight, attention.in_proj_bias).split(width, dim=-1)
-    )
+    query, key, value = (part.reshape(split).transpose(1, 2) for part in projected.split(width, dim=-1))
     # The scale goes on the queries (cards x width) rather than on the scores (cards x cards):
     # the same product with a smaller tensor to multiply and differentiate (the attention's
     # forward and backward over 52 cards, one thread: 1.23x with one head of 16, 1.05x with
@@ -161,14 +197,11 @@ def card_tokens(module: Any, observations: dict[str, torch.Tensor]) -> torch.Ten
     flags = torch.zeros_like(faces)
     for bit, key in enumerate(module.flag_keys):
         flags |= observations[key].long() << bit
-    return module.attend(_lookup(module.faces, faces) + _lookup(module.flags, flags))
-
-
-def _lookup(table: nn.Embedding, indices: torch.Tensor) -> torch.Tensor:
-    """``table(indices)`` by ``index_select``: the same rows, but its backward (an index add)
-    ran 3 to 4 times faster on a CPU than the embedding's own for a minibatch of 1,024 deals
-    of 52 cards, where the embedding's backward had taken a fifth of an update."""
-    return table.weight.index_select(0, indices.reshape(-1)).reshape(*indices.shape, -1)
+    # A card's token is its face's embedding plus its flags': one row of the table of every
+    # face and flag combination, on which the card-alone work of the trunk runs once.
+    combinations = module.faces.weight[:, None, :] + module.flags.weight[None, :, :]
+    kinds = module.flags.num_embeddings
+    return module.attend.of_rows(combinations.reshape(-1, combinations.shape[-1]), faces * kinds + flags)
 
 
 class CardHeads(nn.Module):

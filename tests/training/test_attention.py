@@ -320,3 +320,32 @@ def test_card_transformer_computes_torchs_encoder(width, heads, layers):
         torch.testing.assert_close(mine.grad, theirs.grad, rtol=1e-4, atol=1e-5, msg=name)
     with pytest.raises(TypeError, match="tokens only"):
         ours(tokens, mask=None)
+
+
+@pytest.mark.parametrize("layers", [0, 1, 2])
+def test_card_tokens_run_the_card_alone_work_on_the_table_of_combinations(layers):
+    """card_tokens runs the first layer's per-card work on every face and flag combination
+    once and gathers it (CardTransformer.of_rows): the same tokens and gradients, to float
+    rounding, as the trunk run on each card's own embedding."""
+    from torch import nn
+
+    from concentration_env.training.card_nets import FLAG_KEYS, card_tokens, init_card_tokens
+
+    torch.manual_seed(0)
+    module = nn.Module()
+    init_card_tokens(module, 7, FLAG_KEYS, 16, layers, 2)
+    generator = torch.Generator().manual_seed(1)
+    observations = {"cards": torch.randint(0, 7, (5, 12), generator=generator)}
+    for key in FLAG_KEYS:
+        observations[key] = torch.randint(0, 2, (5, 12), generator=generator)
+    flags = sum(observations[key] << bit for bit, key in enumerate(FLAG_KEYS))
+    card_tokens(module, observations).square().sum().backward()
+    tabulated = {name: weight.grad.clone() for name, weight in module.named_parameters() if weight.grad is not None}
+    module.zero_grad()
+    direct = module.attend(module.faces(observations["cards"]) + module.flags(flags))
+    direct.square().sum().backward()
+    torch.testing.assert_close(card_tokens(module, observations), direct, rtol=1e-5, atol=1e-5)
+    assert tabulated.keys() == {name for name, weight in module.named_parameters() if weight.grad is not None}
+    for name, weight in module.named_parameters():
+        if weight.grad is not None:
+            torch.testing.assert_close(tabulated[name], weight.grad, rtol=1e-4, atol=1e-5, msg=name)
