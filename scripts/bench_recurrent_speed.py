@@ -58,7 +58,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=4096)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE", help="override keys of the shipped config")
+    parser.add_argument(
+        "--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="override keys of the shipped config"
+    )
     args = parser.parse_args()
     import torch
 

@@ -25,9 +25,10 @@ def train_main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--set",
         nargs="+",
+        action="extend",  # a second --set adds to the first rather than replacing it
         default=[],
         metavar="KEY=VALUE",
-        help="override config keys, e.g. --set total_timesteps=2e6 seed=3",
+        help="override config keys, e.g. --set total_timesteps=2e6 seed=3 (repeatable)",
     )
     parser.add_argument("--run-dir", help="write here instead of runs/<config>-<timestamp>/")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")

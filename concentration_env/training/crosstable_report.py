@@ -160,7 +160,12 @@ class ProbeCommand:
         parser.add_argument("agent", help="a saved model (model or run folder, or model file) or a baseline name")
         parser.add_argument("--rules", default="standard", help="a rules preset (default: standard)")
         parser.add_argument(
-            "--set", nargs="*", default=[], metavar="FIELD=VALUE", help=f"rule fields, e.g. {self.set_example}"
+            "--set",
+            nargs="*",
+            action="extend",
+            default=[],
+            metavar="FIELD=VALUE",
+            help=f"rule fields, e.g. {self.set_example}",
         )
         parser.add_argument("--games", type=int, default=self.games, help="seeded deals")
         parser.add_argument("--seed", type=int, default=self.seed)
@@ -201,7 +206,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--rules", default="standard", help="a rules preset (default: standard)")
     parser.add_argument(
-        "--set", nargs="*", default=[], metavar="FIELD=VALUE", help="rule fields, e.g. turn_policy=one_flip"
+        "--set",
+        nargs="*",
+        action="extend",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="rule fields, e.g. turn_policy=one_flip",
     )
     parser.add_argument("--games", type=int, default=1000, help="deals per pairing and seat")
     parser.add_argument("--seed", type=int, default=0)

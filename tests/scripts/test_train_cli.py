@@ -71,3 +71,14 @@ def test_an_opponent_zip_that_is_no_model_is_one_line(tmp_path):
     )
     assert done.returncode == 2 and "fake.zip" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_every_set_flag_applies(monkeypatch, tmp_path):
+    """``--set a=1 --set b=2`` applies both overrides (a plain ``nargs`` list would keep the last)."""
+    import concentration_env.training.run as run
+
+    trained = []
+    monkeypatch.setattr(run, "train", lambda config, *args, **kwargs: trained.append(config) or tmp_path)
+    argv = ["--config", CONFIG, "--set", "seed=3", "num_envs=2", "--set", "total_timesteps=64", "--no-progress"]
+    assert train_main(argv) == 0
+    assert (trained[0].seed, trained[0].num_envs, trained[0].total_timesteps) == (3, 2, 64)
