@@ -97,6 +97,54 @@ class OptimalPolicy(BaselinePolicy):
         choice = self.solver.second_choice(tuple(counts), first_state, bool(first_known))
         return self.KNOWN_MISS if choice == optimal.KNOWN else self._pool_of(choice)
 
+    def best_flips(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Solitaire: (B, n) bool, the legal cards whose flip is worth as much as the best one by
+        the DP's values (ties included; ``act_batch`` turns one of them). Call it after
+        ``act_batch`` on the same observations: it reads what that remembered."""
+        if self.game.num_players != 1:
+            raise ValueError(f"num_players={self.game.num_players}: best_flips judges solitaire flips only")
+        view = self._view(observations)
+        known = self._known(view)
+        counts, card_state = self._class_states(view, known)
+        rows = np.arange(len(known))
+        partner = self._partners(view, known, self.memory[rows, view["first_pos"]]) & view["legal"]
+        has_partner = view["has_first"] & partner.any(axis=1)
+        paired = np.zeros_like(known)  # known cards with a known match on the table
+        for face in np.unique(self.memory[known]):
+            holders = known & (self.memory == face)
+            paired |= holders & (self._partners(view, known, np.full(len(known), face)) & ~holders).any(axis=1)[:, None]
+        best = partner & has_partner[:, None]  # the DP takes a known match of the card showing at once
+        for game in np.flatnonzero(~has_partner):
+            best[game] = self._best_of(view, game, known[game], paired[game], counts[game], card_state[game])
+        return best & view["legal"]
+
+    def _best_of(self, view, game, known, paired, counts, card_state) -> np.ndarray:
+        """(n,) bool for one game with no known match of a card showing: the flips whose
+        option the DP values at its best."""
+        solver, key = self.solver, tuple(int(c) for c in counts)
+        if view["has_first"][game]:
+            position = view["first_pos"][game]
+            first_known = bool(self.known_at_opening[game, position])
+            options = solver._second_options(key, int(card_state[position]), first_known)
+            choice_of = [
+                optimal.KNOWN if known[p] else solver.unknown_choice(int(view["backs"][game, p]))
+                for p in range(len(known))
+            ]
+        else:
+            options = solver._first_options(key)
+            choice_of = [
+                ((optimal.TAKE_PAIR if paired[p] else optimal.KNOWN), int(card_state[p]))
+                if known[p]
+                else solver.unknown_choice(int(view["backs"][game, p]))
+                for p in range(len(known))
+            ]
+        value = {choice: worth for worth, choice in options}
+        if not value:  # the game is over
+            return np.zeros(len(known), dtype=bool)
+        top = min(value.values())
+        tolerance = 1e-9 * max(1.0, abs(float(top)))
+        return np.array([choice in value and value[choice] <= top + tolerance for choice in choice_of])
+
     def _view(self, observations: Mapping[str, np.ndarray]) -> dict:
         view = super()._view(observations)
         view["backs"] = view.get("back", np.zeros_like(view["cards"])).astype(np.int64)

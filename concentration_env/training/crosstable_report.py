@@ -127,8 +127,8 @@ def entrants(agents: list[str], baselines: list[str], rules: Rules) -> list[Entr
     for name in baselines:
         if name not in POLICIES:
             raise ValueError(f"unknown baseline {name!r}; allowed: {', '.join(POLICIES)}")
-        if name == "optimal" and rules.num_players != 2:
-            raise ValueError("baseline 'optimal' plays 2-player games only")
+        if name == "optimal" and rules.num_players > 2:  # the DP solves solitaire and two players
+            raise ValueError("baseline 'optimal' plays 1- and 2-player games only")
         chosen.append(Entrant(name, "baseline", partial(make_policy, name, rules)))
     return chosen
 

@@ -383,3 +383,49 @@ def test_optimal_second_flip_follows_the_first_card_on_the_board_not_its_own_pic
     play(rules, [seat, OptimalPolicy(rules)], games=200, seed=11)
     assert seat.overruled > 0 and seat.second_flips > 0
     assert seat.disagree == 0
+
+
+def _best_flip_rates(rules, player, games=30, seed=5):
+    """Play ``player`` on seeded deals; per flip, whether the optimum's
+    ``best_flips`` contains it."""
+    from concentration_env.game import core
+
+    game = core.compile_rules(rules)
+    seeds = [seed + g for g in range(games)]
+    state = core.new_state(game, np.stack([core.deal(game, np.random.default_rng(s)) for s in seeds]))
+    judge = OptimalPolicy(rules)
+    player.reset_batch(seeds)
+    judge.reset_batch(seeds)
+    rated = []
+    while not state.done.all():
+        observation = core.observe(game, state, memory=True)
+        flips = player.act_batch(observation)
+        judge.act_batch(observation)
+        best = judge.best_flips(observation)
+        assert not (best & ~observation["action_mask"].astype(bool)).any()  # only legal cards
+        rated.extend(best[np.flatnonzero(~state.done), flips[~state.done]])
+        core.step(game, state, flips)
+    return np.array(rated)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        dict(ranks=4),
+        dict(ranks=4, matching="rank"),
+        dict(ranks=4, matching="zebra"),
+        dict(ranks=3, packs=2, matching="identical", backs="checkerboard"),
+    ],
+)
+def test_best_flips_hold_the_optimums_own_flip(fields):
+    rules = Rules.from_preset("standard").replace(**fields)
+    assert _best_flip_rates(rules, OptimalPolicy(rules)).all()
+
+
+def test_best_flips_rate_greedy_optimal_where_it_is_and_not_where_it_is_not():
+    standard = Rules.from_preset("standard").replace(ranks=4)
+    assert _best_flip_rates(standard, GreedyMemoryPolicy(standard)).all()  # greedy is optimal here
+    rank = standard.replace(matching="rank")
+    assert not _best_flip_rates(rank, GreedyMemoryPolicy(rank)).all()  # it takes known pairs too soon
+    with pytest.raises(ValueError, match="solitaire"):
+        OptimalPolicy(Rules(num_players=2, ranks=3)).best_flips({})
