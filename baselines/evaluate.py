@@ -106,6 +106,18 @@ class Results:
         }
 
 
+def seeded_games(rules: Rules, games: int, seed: int, *policies) -> tuple[core.Game, core.State]:
+    """The compiled game and a batch of ``games`` fresh games dealt from seeds ``seed ..``, with
+    each of ``policies`` reset for them (the probes' shared start); ValueError for ``games < 1``."""
+    if games < 1:
+        raise ValueError(f"invalid games={games}; allowed: an int >= 1")
+    game = core.compile_rules(rules)
+    seeds = [seed + g for g in range(games)]
+    for policy in policies:
+        policy.reset_batch(seeds)
+    return game, core.new_state(game, core.deal_seeded(game, seeds))
+
+
 def play(
     rules: Rules, policies: Sequence[HarnessPolicy], games: int, seed: int = 0, max_turns: int | None = None
 ) -> Results:
@@ -116,7 +128,7 @@ def play(
         raise ValueError(f"invalid games={games}; allowed: an int >= 1")
     game = core.compile_rules(rules)
     seeds = [seed + g for g in range(games)]
-    faces = np.stack([core.deal(game, np.random.default_rng(s)) for s in seeds])
+    faces = core.deal_seeded(game, seeds)
     return play_deals(rules, policies, faces, seeds, max_turns)
 
 

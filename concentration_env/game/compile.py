@@ -8,6 +8,7 @@ here (``Game.kernel_table``) and read here (``_unpack_game``), so the two cannot
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 
@@ -105,6 +106,12 @@ def deal(game: Game, rng: np.random.Generator) -> np.ndarray:
     for design in (0, 1):
         faces[game.backs == design] = rng.permutation(pack)
     return faces
+
+
+def deal_seeded(game: Game, seeds: Sequence[int]) -> np.ndarray:
+    """(len(seeds), num_cards) face ids: game ``g`` dealt from seed ``seeds[g]``, as the envs
+    deal it after ``reset(seed=seeds[g])``."""
+    return np.stack([deal(game, np.random.default_rng(seed)) for seed in seeds])
 
 
 @njit(cache=CACHE, inline="always")

@@ -20,7 +20,7 @@ already face-up card is illegal: under ``illegal_action="end_turn"`` it is undon
 turn and counts as an unsuccessful pair; under ``"raise"`` it raises before anything changes.
 """
 
-from concentration_env.game.compile import FACE_DTYPE, FLAG_DTYPE, NONE, Game, compile_rules, deal
+from concentration_env.game.compile import FACE_DTYPE, FLAG_DTYPE, NONE, Game, compile_rules, deal, deal_seeded
 from concentration_env.game.kernels import NUM_MARKS
 from concentration_env.game.state import STATE_FIELDS, State, new_state
 from concentration_env.game.step import (
@@ -58,6 +58,7 @@ __all__ = [
     "compile_rules",
     "counters",
     "deal",
+    "deal_seeded",
     "face_up",
     "known_cards",
     "legal_mask",

@@ -63,18 +63,13 @@ def second_flip_decisions(rules: Rules, agent, games: int, seed: int) -> Decisio
     """Play ``agent`` (a batch policy, :mod:`baselines.base`) in every seat of ``games`` deals
     (seeds ``seed ..``) and record each second flip whose first card was unknown before the
     turn and pairs with no known card, where both an unknown and a known card could be turned."""
+    from baselines.evaluate import seeded_games
     from baselines.optimal_policy import OptimalPolicy
 
     if rules.num_players != 2:
         raise ValueError(f"num_players={rules.num_players}: the exact optimum plays 2-player games only")
-    if games < 1:
-        raise ValueError(f"invalid games={games}; allowed: an int >= 1")
-    game = core.compile_rules(rules)
-    seeds = [seed + g for g in range(games)]
-    state = core.new_state(game, np.stack([core.deal(game, np.random.default_rng(s)) for s in seeds]))
     optimum = OptimalPolicy(rules)
-    agent.reset_batch(seeds)
-    optimum.reset_batch(seeds)
+    game, state = seeded_games(rules, games, seed, agent, optimum)
     width = count_width(game)
     first_was_unknown = np.zeros(games, dtype=bool)  # this turn's first card was a face nobody had seen
     rows: list[tuple[np.ndarray, ...]] = []

@@ -92,23 +92,17 @@ def match_decisions(rules: Rules, agent, games: int, seed: int) -> MatchDecision
     :class:`concentration_env.training.model_policy.ModelPolicy`) alone on ``games`` deals
     (seeds ``seed ..``), memory mode, and sort every flip it makes (see the module)."""
     from baselines import optimal
+    from baselines.evaluate import seeded_games
     from baselines.optimal_policy import OptimalPolicy
 
     if rules.num_players != 1:
         raise ValueError(f"num_players={rules.num_players}: this probe plays solitaire (num_players=1)")
-    if games < 1:
-        raise ValueError(f"invalid games={games}; allowed: an int >= 1")
     try:
         optimal.check_solvable(rules, players=1)
         optimum = OptimalPolicy(rules)
     except ValueError:  # a game the DP does not model: the agent alone is sorted
         optimum = None
-    game = core.compile_rules(rules)
-    seeds = [seed + g for g in range(games)]
-    state = core.new_state(game, np.stack([core.deal(game, np.random.default_rng(s)) for s in seeds]))
-    agent.reset_batch(seeds)
-    if optimum is not None:
-        optimum.reset_batch(seeds)
+    game, state = seeded_games(rules, games, seed, agent, *([optimum] if optimum is not None else []))
     situations = len(SITUATIONS)
     counts = {name: np.zeros(situations, dtype=np.int64) for name in ("agent", "optimal")}
     taken = np.zeros(game.num_faces, dtype=np.int64)

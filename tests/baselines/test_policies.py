@@ -388,14 +388,11 @@ def test_optimal_second_flip_follows_the_first_card_on_the_board_not_its_own_pic
 def _best_flip_rates(rules, player, games=30, seed=5):
     """Play ``player`` on seeded deals; per flip, whether the optimum's
     ``best_flips`` contains it."""
+    from baselines.evaluate import seeded_games
     from concentration_env.game import core
 
-    game = core.compile_rules(rules)
-    seeds = [seed + g for g in range(games)]
-    state = core.new_state(game, np.stack([core.deal(game, np.random.default_rng(s)) for s in seeds]))
     judge = OptimalPolicy(rules)
-    player.reset_batch(seeds)
-    judge.reset_batch(seeds)
+    game, state = seeded_games(rules, games, seed, player, judge)
     rated = []
     while not state.done.all():
         observation = core.observe(game, state, memory=True)
