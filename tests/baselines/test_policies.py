@@ -412,6 +412,7 @@ def _best_flip_rates(rules, player, games=30, seed=5):
         dict(ranks=4, matching="rank"),
         dict(ranks=4, matching="zebra"),
         dict(ranks=3, packs=2, matching="identical", backs="checkerboard"),
+        dict(ranks=3, packs=2, matching="identical"),  # twins bear the same face
     ],
 )
 def test_best_flips_hold_the_optimums_own_flip(fields):
