@@ -106,13 +106,18 @@ class Results:
         }
 
 
+def seed_range(games: int, seed: int) -> list[int]:
+    """The deal seeds ``seed .. seed + games - 1``; ValueError for ``games < 1``."""
+    if games < 1:
+        raise ValueError(f"invalid games={games}; allowed: an int >= 1")
+    return [seed + g for g in range(games)]
+
+
 def seeded_games(rules: Rules, games: int, seed: int, *policies) -> tuple[core.Game, core.State]:
     """The compiled game and a batch of ``games`` fresh games dealt from seeds ``seed ..``, with
     each of ``policies`` reset for them (the probes' shared start); ValueError for ``games < 1``."""
-    if games < 1:
-        raise ValueError(f"invalid games={games}; allowed: an int >= 1")
+    seeds = seed_range(games, seed)
     game = core.compile_rules(rules)
-    seeds = [seed + g for g in range(games)]
     for policy in policies:
         policy.reset_batch(seeds)
     return game, core.new_state(game, core.deal_seeded(game, seeds))
@@ -124,10 +129,8 @@ def play(
     """Play ``games`` games of ``rules``, seat ``p`` played by ``policies[p]``, seeds
     ``seed .. seed + games - 1``, each stopped once stalled or after ``max_turns`` turns (see
     the module docstring); returns per-game results (no summary)."""
-    if games < 1:
-        raise ValueError(f"invalid games={games}; allowed: an int >= 1")
+    seeds = seed_range(games, seed)
     game = core.compile_rules(rules)
-    seeds = [seed + g for g in range(games)]
     faces = core.deal_seeded(game, seeds)
     return play_deals(rules, policies, faces, seeds, max_turns)
 

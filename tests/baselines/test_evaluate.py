@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from baselines import make_policy
-from baselines.evaluate import play, summarise, table
+from baselines.evaluate import play, seeded_games, summarise, table
 from concentration_env import Rules
 
 
@@ -91,6 +91,15 @@ def test_bad_turn_cap_is_refused():
     rules = Rules(ranks=5)
     with pytest.raises(ValueError, match="max_turns"):
         play(rules, lineup(rules, "random"), 2, max_turns=0)
+
+
+@pytest.mark.parametrize("games", [0, -3])
+def test_no_games_is_refused_by_both_ways_of_dealing(games):
+    rules = Rules(ranks=5)
+    with pytest.raises(ValueError, match=f"games={games}"):
+        play(rules, lineup(rules, "random"), games)
+    with pytest.raises(ValueError, match=f"games={games}"):
+        seeded_games(rules, games, 0)
 
 
 def test_script_reports_unfinished_games(tmp_path, capsys):
