@@ -147,6 +147,16 @@ class BaselinePolicy:
     def _known(self, view: dict) -> np.ndarray:
         return (self.memory >= 0) & ~view["removed"]
 
+    def _paired_known(self, known: np.ndarray) -> np.ndarray:
+        """(B, n): known cards whose partner is also known (a known pair)."""
+        faces = np.maximum(self.memory, 0)
+        counts = np.zeros((len(known), self.game.num_faces), dtype=np.int32)
+        np.add.at(counts, (np.nonzero(known)[0], faces[known]), 1)
+        pairing = counts @ self.game.match.T.astype(np.int32)  # known cards each face pairs with
+        rows = np.arange(len(known))[:, None]
+        itself = self.game.match[faces, faces].astype(np.int32)
+        return known & (pairing[rows, faces] - itself > 0)
+
     def _partners(self, view: dict, known: np.ndarray, faces: np.ndarray) -> np.ndarray:
         """(B, n): known cards on the table that pair with face ``faces[b]`` (not the first card)."""
         match = self.game.match[faces[:, None], np.maximum(self.memory, 0)]

@@ -75,16 +75,6 @@ class GreedyMemoryPolicy(BaselinePolicy):
         raise ValueError("no legal flip: the game is over or it is not this player's turn")
 
     # -- the greedy rule's flips (safe-first and forgetful play them too) -------------
-    def _paired_known(self, known: np.ndarray) -> np.ndarray:
-        """(B, n): known cards whose partner is also known (a known pair)."""
-        faces = np.maximum(self.memory, 0)
-        counts = np.zeros((len(known), self.game.num_faces), dtype=np.int32)
-        np.add.at(counts, (np.nonzero(known)[0], faces[known]), 1)
-        pairing = counts @ self.game.match.T.astype(np.int32)  # known cards each face pairs with
-        rows = np.arange(len(known))[:, None]
-        itself = self.game.match[faces, faces].astype(np.int32)
-        return known & (pairing[rows, faces] - itself > 0)
-
     def _unknown_second(self, view: dict) -> np.ndarray:
         """(B, n): unknown cards that could pair with the first card. With checkerboard backs
         a card's twin lies under the other back, so only those are worth turning."""

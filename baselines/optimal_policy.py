@@ -109,11 +109,7 @@ class OptimalPolicy(BaselinePolicy):
         rows = np.arange(len(known))
         partner = self._partners(view, known, self.memory[rows, view["first_pos"]]) & view["legal"]
         has_partner = view["has_first"] & partner.any(axis=1)
-        # Known cards with a known match on the table: another card, which may bear the same face.
-        faces = np.maximum(self.memory, 0)
-        mates = self.game.match[faces[:, :, None], faces[:, None, :]] & known[:, None, :]
-        mates[:, np.arange(known.shape[1]), np.arange(known.shape[1])] = False
-        paired = known & mates.any(axis=2)
+        paired = self._paired_known(known)  # another known card pairs with it, same face or not
         best = partner & has_partner[:, None]  # the DP takes a known match of the card showing at once
         for game in np.flatnonzero(~has_partner):
             best[game] = self._best_of(view, game, known[game], paired[game], counts[game], card_state[game])
