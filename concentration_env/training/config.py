@@ -32,6 +32,7 @@ from concentration_env.training.config_values import (
     policy_kwargs_values,
     whole_number,
 )
+from concentration_env.training.restart import RestartConfig, attempt_seed, parse_restart
 
 ALGOS = ("maskable_ppo", "ppo", "dqn", "recurrent_ppo")
 MASKED_ALGOS = ("maskable_ppo", "recurrent_ppo")  # the others flip blind; illegal flips follow illegal_action
@@ -84,6 +85,9 @@ class TrainConfig:
     - ``torch_threads``: torch's intra-op threads while training (default 1: on a small shared
       CPU one thread per process beats contention between them; 2 uses both cores of an idle
       2-core machine).
+    - ``restart``: ``null`` (the default) or ``{at, moves_above, tries}``: a solitaire run whose
+      first evaluation at or after ``at`` env steps is above ``moves_above`` moves starts again
+      with a new seed, at most ``tries`` times (:mod:`concentration_env.training.restart`).
     """
 
     algo: str = "maskable_ppo"
@@ -106,6 +110,7 @@ class TrainConfig:
     learning_rate_final: float = 0.0
     end_stalled_games: bool = False
     torch_threads: int = 1
+    restart: RestartConfig | None = None
 
     @cached_property
     def resolved_rules(self) -> Rules:
@@ -243,6 +248,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "learning_rate_final": non_negative("learning_rate_final"),
     "end_stalled_games": lambda v: check_bool("end_stalled_games", v),
     "torch_threads": whole_number("torch_threads"),
+    "restart": parse_restart,
 }
 
 
@@ -331,6 +337,23 @@ def _check_combination(config: TrainConfig, source: str) -> None:
         _check_decay(config, source)
     if config.algo == "recurrent_ppo" and config.vec_env == "subproc":
         raise ValueError(f"{source}: key 'vec_env': recurrent_ppo steps games in-process; use dummy or native")
+    if config.restart is not None:
+        _check_restart(config, config.restart, source)
+
+
+def _check_restart(config: TrainConfig, restart: RestartConfig, source: str) -> None:
+    """A restart reads solitaire moves at a step the run reaches, and its seeds stay 32-bit."""
+    if config.resolved_rules.num_players != 1:
+        raise ValueError(f"{source}: key 'restart': it reads solitaire moves; it needs rules with num_players: 1")
+    if restart.at >= config.total_timesteps:
+        raise ValueError(
+            f"{source}: key 'restart': at={restart.at} must be below total_timesteps, {config.total_timesteps}"
+        )
+    if attempt_seed(config.seed, restart.tries) > MAX_SEED:
+        raise ValueError(
+            f"{source}: key 'restart': seed {config.seed} with {restart.tries} tries gives attempt seeds above "
+            f"{MAX_SEED}; use a smaller seed or fewer tries"
+        )
 
 
 def _check_decay(config: TrainConfig, source: str) -> None:

@@ -15,6 +15,7 @@ from concentration_env.training.learners import LinearDecay, learning_rate
 from concentration_env.training.model_policy import ModelPolicy
 from concentration_env.training.recall_attention import RecallAttentionNet
 from concentration_env.training.recurrent import RecurrentPPO, RecurrentPPOSettings
+from concentration_env.training.restart import RestartDue
 from concentration_env.training.run_folder import keep_best_at_resume, latest_model
 
 
@@ -86,6 +87,11 @@ def train_recurrent(
     except KeyboardInterrupt:
         interrupted = True
         print(f"\ninterrupted at {agent.num_timesteps} steps: saving the model")
+    except RestartDue:
+        bar.close()
+        writer.close()
+        venv.close()
+        raise
     bar.close()
     agent.save(run_dir / "final_model.pt")
     log.finish(agent.num_timesteps, ModelPolicy.of_model(agent, config, rules), keep)

@@ -7,7 +7,9 @@ Ctrl-C stops training and still saves the model and the run files.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
+import shutil
 import signal
 import time
 from collections.abc import Callable
@@ -20,6 +22,14 @@ import yaml
 from concentration_env.game.rules import Rules
 from concentration_env.training.config import TrainConfig
 from concentration_env.training.evaluation import agent_stats
+from concentration_env.training.restart import (
+    RESTARTS_FILE,
+    RESTARTS_FOLDER,
+    RestartDue,
+    attempt_seed,
+    read_restarts,
+    set_aside,
+)
 from concentration_env.training.run_folder import (
     EVAL_COLUMNS,
     SELECTED_MODEL,
@@ -45,20 +55,29 @@ class EvalLog:
 
     It also keeps the run's selected model: whenever a row is the best so far (a tie goes to
     the later row; :func:`.run_folder.eval_score`), ``keep`` saves the model evaluated into
-    the run folder as ``selected_model`` and ``selected`` holds its env steps."""
+    the run folder as ``selected_model`` and ``selected`` holds its env steps.
 
-    def __init__(self, path: Path, config: TrainConfig, rules: Rules, append: bool = False) -> None:
+    With the config's ``restart`` and tries left (``can_restart``), the first row at or after
+    its step raises :class:`.restart.RestartDue` when its moves are above the bound. The deals
+    come from the config's seed, so every attempt of a run is evaluated on the same ones."""
+
+    def __init__(
+        self, path: Path, config: TrainConfig, rules: Rules, append: bool = False, can_restart: bool = False
+    ) -> None:
         self.path, self.config, self.rules = path, config, rules
         self.seed = config.seed + EVAL_SEED_OFFSET
         self.last: int | None = None  # timesteps of the last evaluation
         self.best: float | None = None  # the score of the selected model's row
         self.selected: int | None = None  # the env steps of the selected model
+        self.check = config.restart if can_restart else None  # None once read (or with nothing to check)
         if append and path.is_file():  # a resumed run adds to the rows it has
             rows = eval_rows(read_eval_csv(path))
             self.last = int(rows[-1]["timesteps"]) if rows else None  # the model resumed from is evaluated
             best = best_row(rows)
             if best is not None:
                 self.best, self.selected = eval_score(rows[best]), int(rows[best]["timesteps"])
+            if self.check is not None and any(row["timesteps"] >= self.check.at for row in rows):
+                self.check = None  # the attempt passed its check before it was stopped
         else:
             with path.open("w", newline="") as handle:
                 csv.writer(handle).writerow(EVAL_COLUMNS)
@@ -76,6 +95,10 @@ class EvalLog:
         if self.best is None or score <= self.best:
             keep(self.path.parent / SELECTED_MODEL)
             self.best, self.selected = score, timesteps
+        if self.check is not None and timesteps >= self.check.at:
+            bound, self.check = self.check.moves_above, None
+            if row["moves"] > bound:
+                raise RestartDue(timesteps, float(row["moves"]))
         return row
 
     def finish(self, timesteps: int, policy: ModelPolicy, keep: Callable[[Path], None]) -> None:
@@ -105,49 +128,63 @@ def train(
     """Train ``config``; returns the run folder. Ctrl-C (or SIGTERM, e.g. from a batch
     system) stops training early and still saves the model and the run files. ``resume``
     carries on in ``run_dir`` from its latest saved model (:func:`latest_model`) and its
-    league's pool, up to ``total_timesteps`` in all."""
-    import torch
-
+    league's pool, up to ``total_timesteps`` in all. With the config's ``restart``, an attempt
+    that fails its check is set aside and the next one starts (:mod:`.restart`)."""
     if resume and run_dir is None:
         raise ValueError("resume needs the run folder of the run to carry on")
     run_dir = Path(run_dir) if run_dir is not None else new_run_dir(config_name)
     latest = latest_model(run_dir) if resume else None
-    if resume and latest is None:  # checked before anything in the folder changes
+    restarts = read_restarts(run_dir) if resume else []
+    if resume and latest is None and not restarts:  # checked before anything in the folder changes
         raise ValueError(f"--resume {str(run_dir)!r}: no saved model to resume from")
     if latest is not None and config.algo == "recurrent_ppo":
         from concentration_env.training.recurrent import RecurrentPPOSettings, check_resumable
 
         check_resumable(latest[0], RecurrentPPOSettings(**config.hyperparameters))
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(tier_comment(config) + yaml.safe_dump(config.to_dict(), sort_keys=False))
-    rules = config.resolved_rules
-    log = EvalLog(run_dir / "eval.csv", config, rules, append=resume)
-    start = 0 if latest is None else latest[1]
-    earlier = _segments_before(run_dir, start) if resume else []
-    began = time.perf_counter()
-    on_term = signal.getsignal(signal.SIGTERM)
-    signal.signal(signal.SIGTERM, _interrupt)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(config.torch_threads)
-    try:
-        if config.algo == "recurrent_ppo":
-            from concentration_env.training.recurrent_run import train_recurrent
-
-            steps, interrupted = train_recurrent(config, rules, run_dir, log, progress_bar, resume)
-        else:
-            steps, interrupted = _train_sb3(config, rules, run_dir, log, progress_bar, resume)
-    finally:
-        signal.signal(signal.SIGTERM, on_term)
-        torch.set_num_threads(threads)  # the caller's setting again (a test run, a notebook)
+    (run_dir / "config.yaml").write_text(_config_text(config))
+    if not resume and (run_dir / RESTARTS_FILE).is_file():  # a new run: the old run's attempts are not its own
+        (run_dir / RESTARTS_FILE).unlink()
+        shutil.rmtree(run_dir / RESTARTS_FOLDER, ignore_errors=True)
+    while True:
+        attempt = len(restarts)
+        attempt_config = dataclasses.replace(config, seed=attempt_seed(config.seed, attempt))
+        can_restart = config.restart is not None and attempt < config.restart.tries
+        log = EvalLog(run_dir / "eval.csv", config, config.resolved_rules, append=resume, can_restart=can_restart)
+        start = 0 if latest is None else latest[1]
+        earlier = _segments_before(run_dir, start) if resume else []
+        began = time.perf_counter()
+        try:
+            steps, interrupted = _train_attempt(attempt_config, run_dir, log, progress_bar, resume)
+        except RestartDue as due:
+            wall = sum(segment["wall_seconds"] for segment in earlier) + time.perf_counter() - began
+            record = {
+                "attempt": attempt,
+                "seed": attempt_config.seed,
+                "timesteps": due.timesteps,
+                "moves": due.moves,
+                "moves_above": config.restart.moves_above,  # type: ignore[union-attr]  # set, or nothing raises
+                "wall_seconds": round(wall, 1),
+            }
+            restarts.append(set_aside(run_dir, record, _config_text(attempt_config)))
+            print(f"attempt {attempt} (seed {attempt_config.seed}): {due}; restarting with a new seed", flush=True)
+            resume, latest = False, None
+            continue
+        break
     seconds = time.perf_counter() - began
     segments = [*earlier, {"from": start, "to": steps, "wall_seconds": round(seconds, 1)}]
+    set_aside_steps = sum(record["timesteps"] for record in restarts)
     summary = {
         "timesteps": steps,
-        "wall_seconds": round(sum(segment["wall_seconds"] for segment in segments), 1),
+        # the run's cost: this attempt's segments and every attempt set aside before it
+        "wall_seconds": round(sum(part["wall_seconds"] for part in [*segments, *restarts]), 1),
         "steps_per_second": round((steps - start) / seconds, 1),  # of this (last) segment
         "segments": segments,
         "interrupted": interrupted,
         "selected_timesteps": log.selected,
+        "seed": attempt_config.seed,
+        "restarts": len(restarts),
+        "env_steps_with_restarts": steps + set_aside_steps,
         "tier": config.tier,
         "config_name": config_name,
         "engineered_by": list(config.engineered_by),
@@ -157,6 +194,32 @@ def train(
 
     learning_curve(run_dir, config)
     return run_dir
+
+
+def _config_text(config: TrainConfig) -> str:
+    """A config as a run folder's ``config.yaml`` holds it: the tier comment, then the keys."""
+    return tier_comment(config) + yaml.safe_dump(config.to_dict(), sort_keys=False)
+
+
+def _train_attempt(
+    config: TrainConfig, run_dir: Path, log: EvalLog, progress_bar: bool, resume: bool
+) -> tuple[int, bool]:
+    """Train one attempt of a run with its learner, torch's threads and SIGTERM set for it."""
+    import torch
+
+    on_term = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, _interrupt)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(config.torch_threads)
+    try:
+        if config.algo == "recurrent_ppo":
+            from concentration_env.training.recurrent_run import train_recurrent
+
+            return train_recurrent(config, config.resolved_rules, run_dir, log, progress_bar, resume)
+        return _train_sb3(config, config.resolved_rules, run_dir, log, progress_bar, resume)
+    finally:
+        signal.signal(signal.SIGTERM, on_term)
+        torch.set_num_threads(threads)  # the caller's setting again (a test run, a notebook)
 
 
 def _segments_before(run_dir: Path, start: int) -> list[dict[str, Any]]:
@@ -240,6 +303,9 @@ def _train_sb3(
     except KeyboardInterrupt:
         interrupted = True
         print(f"\ninterrupted at {model.num_timesteps} steps: saving the model")
+    except RestartDue:
+        venv.close()
+        raise
     model.save(str(run_dir / "final_model.zip"))
     log.finish(int(model.num_timesteps), ModelPolicy.of_model(model, config, rules), keep)
     venv.close()
