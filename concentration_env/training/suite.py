@@ -143,8 +143,9 @@ def train_suite(suite: Suite, runs: set[tuple[str, str, int]] | None = None) -> 
                     segments.append(suite.extension_config(variant, learner, seed))
                 for index, segment in enumerate(segments):
                     train(segment, f"{variant.name}-{learner.name}", folder, progress_bar=False, resume=index > 0)
-                    for bulky in ("tb", "checkpoints"):  # logs and intermediate saves stay out of the repo
-                        shutil.rmtree(folder / bulky, ignore_errors=True)
+                    for attempt in (folder, *folder.glob("restarts/attempt_*")):
+                        for bulky in ("tb", "checkpoints"):  # logs and intermediate saves stay out of the repo
+                            shutil.rmtree(attempt / bulky, ignore_errors=True)
                     summary = json.loads((folder / "training.json").read_text())
                     if summary["interrupted"]:  # Ctrl-C or SIGTERM stops the suite, not only this run
                         print(f"interrupted: {folder} holds a partial run; the suite stops here", flush=True)
@@ -191,7 +192,20 @@ def _write_readme(suite: Suite, variant: Variant, learner: Learner, seed: int, f
         f"in {summary['wall_seconds']} s{resumed} ({summary['steps_per_second']} steps/s"
         f"{' in the last segment' if resumed else ''}, one torch thread); "
         "`eval.csv` holds the evaluations during training, `training.json` the timings.\n"
-        f"{curriculum}"
+        f"{curriculum}{_restarts_text(summary)}"
+    )
+
+
+def _restarts_text(summary: dict[str, Any]) -> str:
+    """What a run's README says of the attempts it set aside (nothing for a run without)."""
+    count = summary.get("restarts", 0)
+    if not count:
+        return ""
+    return (
+        f"\nRestarts: {count} attempt(s) failed the config's `restart` check and were set aside "
+        f"(`restarts.json`, `restarts/`); the model is that of the attempt with seed {summary['seed']}. "
+        f"The env steps above are this attempt's and the wall time counts every attempt; with the attempts "
+        f"set aside the run took {summary['env_steps_with_restarts']} env steps.\n"
     )
 
 
@@ -310,7 +324,9 @@ def evaluate_learner(
         "algo": config.algo,
         "gamma": gamma,
         "gae_lambda": lam,
-        "env_steps": [s["timesteps"] for s in summaries],
+        # a run's cost: its model's env steps and those of attempts it set aside (restart in its config)
+        "env_steps": [s.get("env_steps_with_restarts", s["timesteps"]) for s in summaries],
+        "restarts": [s.get("restarts", 0) for s in summaries],
         "wall_seconds": [s["wall_seconds"] for s in summaries],
         "model": MODEL,
         "selected": selected,

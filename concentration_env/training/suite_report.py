@@ -90,7 +90,7 @@ def _detail_table(suite: Suite, results: list[dict[str, Any]]) -> list[str]:
                 row["algo"],
                 "n/a" if row["gamma"] is None else f"{row['gamma']:g}",
                 "n/a" if row["gae_lambda"] is None else f"{row['gae_lambda']:g}",
-                row["model"],
+                row["model"] + _restarts_note(row),
                 ", ".join(map(str, row["seeds"])) + _seeds_note(row, suite),
                 f"{sum(steps) / len(steps):.0f}",
                 f"{sum(walls) / len(walls):.0f}",
@@ -103,6 +103,13 @@ def _detail_table(suite: Suite, results: list[dict[str, Any]]) -> list[str]:
             cells += [_difference(paired.get(name)) for name in ("optimal", "greedy")]
             lines.append("| " + " | ".join(cells) + " |")
     return lines
+
+
+def _restarts_note(row: dict[str, Any]) -> str:
+    """Which seeds' runs restarted (their config's ``restart``: a selection on the runs' own
+    evaluation deals), after the model cell; nothing when none did."""
+    restarted = [f"{seed}: {count}" for seed, count in zip(row["seeds"], row.get("restarts", [])) if count]
+    return f" (restarts, seed: count; {', '.join(restarted)})" if restarted else ""
 
 
 def _selected_cells(selected: dict[str, Any], optimum: float | None) -> list[str]:
@@ -146,7 +153,10 @@ def _notes(suite: Suite, results: list[dict[str, Any]], trained: float | None) -
         "tie going to the later one), played as those evaluations play (SB3 models deterministically, the "
         "recurrent one sampled), so it is chosen on deals disjoint from the ones shown here; `selected at`: "
         "its env steps per seed (the final step when the final model is the best). `not kept`: a run "
-        "trained before runs saved their selected model, whose best evaluation is not its final one.",
+        "trained before runs saved their selected model, whose best evaluation is not its final one. "
+        "`restarts`: a run whose config has a `restart` check sets aside an attempt whose evaluation at the "
+        "check's step is above its bound and starts again with a new seed (a selection on the run's own "
+        "evaluation deals); its env steps and wall time count the attempts set aside.",
         "",
         "Tiers: *raw* networks see the env's observation only; *engineered* ones get hand-made per-card "
         "features or a built-in card memory. Baselines see every card ever shown (perfect memory); "

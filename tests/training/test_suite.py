@@ -403,3 +403,17 @@ def test_unwritable_output_and_cli_errors(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1
     assert all(learner.unavailable is None for learner in load_suite(Path(TINY)).learners.values())
+
+
+def test_a_run_that_restarted_counts_its_attempts_in_the_table_and_card(tiny):
+    root, _ = tiny
+    folder = root / "models" / "memory_rank8" / "raw_attention" / "seed0"
+    summary = json.loads((folder / "training.json").read_text())
+    assert summary["restarts"] == 1 and summary["env_steps_with_restarts"] > summary["timesteps"]
+    attempt = folder / "restarts" / "attempt_0"
+    assert (attempt / "eval.csv").is_file() and not (attempt / "tb").exists() and not (attempt / "checkpoints").exists()
+    results = {v["name"]: v for v in json.loads((root / "out" / "suite.json").read_text())}
+    row = results["memory_rank8"]["learners"]["raw_attention"]
+    assert row["restarts"] == [1] and row["env_steps"] == [summary["env_steps_with_restarts"]]
+    assert "final (restarts, seed: count; 0: 1)" in (root / "out" / "suite.md").read_text()
+    assert "Restarts: 1 attempt(s)" in (folder / "README.md").read_text()
