@@ -15,7 +15,6 @@ from concentration_env.training.learners import LinearDecay, learning_rate
 from concentration_env.training.model_policy import ModelPolicy
 from concentration_env.training.recall_attention import RecallAttentionNet
 from concentration_env.training.recurrent import RecurrentPPO, RecurrentPPOSettings
-from concentration_env.training.restart import RestartDue
 from concentration_env.training.run_folder import keep_best_at_resume, latest_model
 
 
@@ -82,19 +81,16 @@ def train_recurrent(
         return True
 
     interrupted = False
-    try:
-        agent.learn(config.total_timesteps, on_rollout)
-    except KeyboardInterrupt:
-        interrupted = True
-        print(f"\ninterrupted at {agent.num_timesteps} steps: saving the model")
-    except RestartDue:
+    try:  # the logs and envs close however the attempt ends: finished, interrupted, or stopped for a restart
+        try:
+            agent.learn(config.total_timesteps, on_rollout)
+        except KeyboardInterrupt:
+            interrupted = True
+            print(f"\ninterrupted at {agent.num_timesteps} steps: saving the model")
+        agent.save(run_dir / "final_model.pt")
+        log.finish(agent.num_timesteps, ModelPolicy.of_model(agent, config, rules), keep)
+    finally:
         bar.close()
         writer.close()
         venv.close()
-        raise
-    bar.close()
-    agent.save(run_dir / "final_model.pt")
-    log.finish(agent.num_timesteps, ModelPolicy.of_model(agent, config, rules), keep)
-    writer.close()
-    venv.close()
     return agent.num_timesteps, interrupted

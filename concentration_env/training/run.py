@@ -291,22 +291,21 @@ def _train_sb3(
 
         callbacks.append(league_callback(League(config, rules, run_dir)))
     interrupted = False
-    try:
-        remaining = max(0, config.total_timesteps - int(model.num_timesteps))
-        model.learn(
-            remaining,
-            callback=CallbackList(callbacks),
-            progress_bar=progress_bar,
-            tb_log_name="train",
-            reset_num_timesteps=latest is None,
-        )
-    except KeyboardInterrupt:
-        interrupted = True
-        print(f"\ninterrupted at {model.num_timesteps} steps: saving the model")
-    except RestartDue:
+    try:  # the envs close however the attempt ends: finished, interrupted, or stopped for a restart
+        try:
+            remaining = max(0, config.total_timesteps - int(model.num_timesteps))
+            model.learn(
+                remaining,
+                callback=CallbackList(callbacks),
+                progress_bar=progress_bar,
+                tb_log_name="train",
+                reset_num_timesteps=latest is None,
+            )
+        except KeyboardInterrupt:
+            interrupted = True
+            print(f"\ninterrupted at {model.num_timesteps} steps: saving the model")
+        model.save(str(run_dir / "final_model.zip"))
+        log.finish(int(model.num_timesteps), ModelPolicy.of_model(model, config, rules), keep)
+    finally:
         venv.close()
-        raise
-    model.save(str(run_dir / "final_model.zip"))
-    log.finish(int(model.num_timesteps), ModelPolicy.of_model(model, config, rules), keep)
-    venv.close()
     return int(model.num_timesteps), interrupted

@@ -146,3 +146,12 @@ def test_a_recurrent_run_restarts_too(tmp_path):
     assert [record["attempt"] for record in read_restarts(run_dir)] == [0, 1]
     assert json.loads((run_dir / "training.json").read_text())["timesteps"] >= 512
     ModelPolicy(run_dir).reset()
+
+
+def test_a_check_read_at_the_final_evaluation_restarts_a_finished_attempt(tmp_path):
+    config, run_dir = small_run(tmp_path, "restart={at: 384, moves_above: 1, tries: 1}")
+    (record,) = read_restarts(run_dir)
+    assert record["timesteps"] == 512  # no evaluation between 384 and the end: the final one is the check
+    assert (run_dir / record["folder"] / "final_model.zip").is_file()
+    summary = json.loads((run_dir / "training.json").read_text())
+    assert summary["restarts"] == 1 and summary["timesteps"] == 512
