@@ -237,7 +237,7 @@ def _segments_before(run_dir: Path, start: int) -> list[dict[str, Any]]:
 def _train_sb3(
     config: TrainConfig, rules: Rules, run_dir: Path, log: EvalLog, progress_bar: bool, resume: bool = False
 ) -> tuple[int, bool]:
-    from stable_baselines3.common.callbacks import BaseCallback, CallbackList, CheckpointCallback
+    from stable_baselines3.common.callbacks import BaseCallback, CallbackList, CheckpointCallback, ProgressBarCallback
 
     from concentration_env.training.envs import make_vec_env
     from concentration_env.training.learners import build_sb3, load_sb3, use_learning_rate
@@ -290,6 +290,9 @@ def _train_sb3(
         from concentration_env.training.league import League, league_callback
 
         callbacks.append(league_callback(League(config, rules, run_dir)))
+    bar = ProgressBarCallback() if progress_bar else None  # held here, so that a restart can close it
+    if bar is not None:
+        callbacks.append(bar)
     interrupted = False
     try:  # the envs close however the attempt ends: finished, interrupted, or stopped for a restart
         try:
@@ -297,7 +300,6 @@ def _train_sb3(
             model.learn(
                 remaining,
                 callback=CallbackList(callbacks),
-                progress_bar=progress_bar,
                 tb_log_name="train",
                 reset_num_timesteps=latest is None,
             )
@@ -307,5 +309,7 @@ def _train_sb3(
         model.save(str(run_dir / "final_model.zip"))
         log.finish(int(model.num_timesteps), ModelPolicy.of_model(model, config, rules), keep)
     finally:
+        if bar is not None and hasattr(bar, "pbar"):  # SB3 closes it only when training ends normally
+            bar.pbar.close()
         venv.close()
     return int(model.num_timesteps), interrupted

@@ -155,3 +155,21 @@ def test_a_check_read_at_the_final_evaluation_restarts_a_finished_attempt(tmp_pa
     assert (run_dir / record["folder"] / "final_model.zip").is_file()
     summary = json.loads((run_dir / "training.json").read_text())
     assert summary["restarts"] == 1 and summary["timesteps"] == 512
+
+
+def test_a_restart_under_a_progress_bar_closes_the_attempts_bar(tmp_path, monkeypatch):
+    from stable_baselines3.common.callbacks import ProgressBarCallback
+
+    bars = []
+    start = ProgressBarCallback._on_training_start
+
+    def record(self):
+        start(self)
+        bars.append(self.pbar)
+
+    monkeypatch.setattr(ProgressBarCallback, "_on_training_start", record)
+    config = load_config(CONFIGS / "solitaire_ppo.yaml", [*SMALL, "restart={at: 256, moves_above: 1, tries: 1}"])
+    run_dir = train(config, "solitaire_ppo", tmp_path / "run", progress_bar=True)
+    assert len(read_restarts(run_dir)) == 1 and len(bars) == 2
+    assert all(bar.disable or bar.n >= 256 for bar in bars)
+    assert all(bar._instances is None or bar not in bar._instances for bar in bars)  # closed
