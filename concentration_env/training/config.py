@@ -24,12 +24,12 @@ from concentration_env.game.seats import OBSERVATION_MODES
 from concentration_env.training.config_values import (
     ATTENTION_SIZES,
     ATTENTION_SWITCHES,
-    as_mapping,
     finite,
     hyperparameter_values,
     non_negative,
     one_of,
     policy_kwargs_values,
+    section_mapping,
     whole_number,
 )
 from concentration_env.training.restart import RestartConfig, attempt_seed, parse_restart
@@ -190,10 +190,7 @@ LEAGUE_CHECKS: dict[str, Callable[[Any], Any]] = {
 def _league(value: Any) -> LeagueConfig | None:
     if value is None:
         return None
-    values = as_mapping(value)
-    unknown = sorted(set(values) - set(LEAGUE_CHECKS))
-    if unknown:
-        raise ValueError(f"unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(LEAGUE_CHECKS)}")
+    values = section_mapping(value, LEAGUE_CHECKS)
     return LeagueConfig(**{key: LEAGUE_CHECKS[key](v) for key, v in values.items()})
 
 

@@ -7,7 +7,7 @@ how the values combine. No torch here.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,15 @@ def as_mapping(value: Any) -> dict:
     if not isinstance(value, Mapping):
         raise ValueError(f"expected a mapping, got {value!r}")
     return dict(value)
+
+
+def section_mapping(value: Any, allowed: Iterable[str]) -> dict:
+    """A config section (``league``, ``restart``) as a mapping of only the ``allowed`` keys."""
+    values, names = as_mapping(value), list(allowed)
+    unknown = sorted(set(values) - set(names))
+    if unknown:
+        raise ValueError(f"unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(names)}")
+    return values
 
 
 def positive(key: str) -> Callable[[Any], float]:

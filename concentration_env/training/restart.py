@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from concentration_env.game.checks import check_int
-from concentration_env.training.config_values import as_mapping, finite
+from concentration_env.training.config_values import finite, section_mapping
 
 RESTARTS_FOLDER = "restarts"
 RESTARTS_FILE = "restarts.json"
@@ -47,11 +47,8 @@ def parse_restart(value: Any) -> RestartConfig | None:
     """A config's ``restart`` entry (``null`` or a mapping of :class:`RestartConfig`'s fields)."""
     if value is None:
         return None
-    values = as_mapping(value)
     fields = ("at", "moves_above", "tries")
-    unknown = sorted(set(values) - set(fields))
-    if unknown:
-        raise ValueError(f"unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(fields)}")
+    values = section_mapping(value, fields)
     missing = [name for name in fields[:2] if name not in values]
     if missing:
         raise ValueError(f"missing {', '.join(map(repr, missing))}: a restart needs the step and the bound it checks")

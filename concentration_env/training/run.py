@@ -155,7 +155,7 @@ def train(
         earlier = _segments_before(run_dir, start) if resume else []
         began = time.perf_counter()
         try:
-            steps, interrupted = _train_attempt(attempt_config, run_dir, log, progress_bar, resume)
+            steps, interrupted = _train_attempt(attempt_config, log.rules, run_dir, log, progress_bar, resume)
         except RestartDue as due:
             wall = sum(segment["wall_seconds"] for segment in earlier) + time.perf_counter() - began
             record = {
@@ -202,9 +202,10 @@ def _config_text(config: TrainConfig) -> str:
 
 
 def _train_attempt(
-    config: TrainConfig, run_dir: Path, log: EvalLog, progress_bar: bool, resume: bool
+    config: TrainConfig, rules: Rules, run_dir: Path, log: EvalLog, progress_bar: bool, resume: bool
 ) -> tuple[int, bool]:
-    """Train one attempt of a run with its learner, torch's threads and SIGTERM set for it."""
+    """Train one attempt of a run (``rules``: the run's, resolved once) with its learner,
+    torch's threads and SIGTERM set for it."""
     import torch
 
     on_term = signal.getsignal(signal.SIGTERM)
@@ -215,8 +216,8 @@ def _train_attempt(
         if config.algo == "recurrent_ppo":
             from concentration_env.training.recurrent_run import train_recurrent
 
-            return train_recurrent(config, config.resolved_rules, run_dir, log, progress_bar, resume)
-        return _train_sb3(config, config.resolved_rules, run_dir, log, progress_bar, resume)
+            return train_recurrent(config, rules, run_dir, log, progress_bar, resume)
+        return _train_sb3(config, rules, run_dir, log, progress_bar, resume)
     finally:
         signal.signal(signal.SIGTERM, on_term)
         torch.set_num_threads(threads)  # the caller's setting again (a test run, a notebook)
