@@ -82,6 +82,7 @@ def train_command(suite: Suite, variant: Variant, learner: Learner, seed: int) -
     starts = [f"hyperparameters.policy_from={config.hyperparameters['policy_from']}"] if learner.start_from else []
     sets = (
         list(learner.overrides)
+        + list(variant.overrides.get(learner.name, ()))
         + starts
         + [
             f"rules={_flow_yaml(variant.rules_entry)}",

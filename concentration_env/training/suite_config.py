@@ -27,8 +27,9 @@ suite's default states it here; the table shows every learner's env steps), and 
 ``card_recall_attention`` learner ``start_from``: a memory-mode learner of the suite whose
 selected model on the memory-mode variant with the same rules, same seed, each run's policy
 starts from (``hyperparameters.policy_from``; that run must be trained first). A variant gives
-its rules and mode, optionally the learners it gets (default: every learner of its mode), and
-optionally ``extend: {learner: steps}``: those learners' runs on this variant carry on past
+its rules and mode, optionally the learners it gets (default: every learner of its mode), ``set: {learner:
+[key=value, ...]}``: overrides for those learners' runs on this variant alone (a bound that
+depends on the game, say; the suite's own keys still win), and optionally ``extend: {learner: steps}``: those learners' runs on this variant carry on past
 their budget to ``steps`` env steps in all, resumed from the budget's final model with the same
 settings (so the first segment is the same run as on every other variant; the table shows each
 cell's env steps); ``extend: {learner: {steps: N, set: [key=value, ...]}}`` changes settings
@@ -56,7 +57,7 @@ from concentration_env.training.run import EVAL_SEED_OFFSET
 REQUIRED = ("budget", "seeds", "eval_games", "eval_seed", "output", "models", "baselines", "learners", "variants")
 TOP_KEYS = REQUIRED + ("curve_points",)
 LEARNER_KEYS = ("config", "tier", "mode", "label", "play", "set", "budget", "start_from")
-VARIANT_KEYS = ("rules", "mode", "label", "learners", "extend")
+VARIANT_KEYS = ("rules", "mode", "label", "learners", "set", "extend")
 TIERS = ("raw", "engineered")
 PLAYS = ("deterministic", "sampled")
 
@@ -89,6 +90,7 @@ class Variant:
     mode: str
     learners: tuple[str, ...]
     extend: dict[str, Extension] = field(default_factory=dict)  # learner -> its runs' resumed segment
+    overrides: dict[str, tuple[str, ...]] = field(default_factory=dict)  # learner -> settings of its runs here
 
 
 @dataclass(frozen=True)
@@ -159,7 +161,7 @@ class Suite:
         (for an extended run, its first segment's), and the model it starts from, if any."""
         assert learner.base is not None, "an unavailable learner is never trained"
         budget = self.learner_budget(learner)
-        data = learner.base.to_dict()
+        data = self.variant_config(variant, learner).to_dict()
         start = self.start_model(variant, learner, seed)
         if start is not None:
             data["hyperparameters"] = {**data["hyperparameters"], "policy_from": str(start)}
@@ -172,6 +174,19 @@ class Suite:
             checkpoint_freq=budget,
         )
         return config_from_mapping(data, source=f"{self.source}: learner {learner.name!r} on {variant.name!r}")
+
+    def variant_config(self, variant: Variant, learner: Learner) -> TrainConfig:
+        """The learner's config with the variant's ``set`` overrides for it (its own when none)."""
+        assert learner.base is not None, "an unavailable learner is never trained"
+        overrides = variant.overrides.get(learner.name, ())
+        if not overrides:
+            return learner.base
+        where = f"{self.source}: key 'variants.{variant.name}.set.{learner.name}'"
+        try:
+            data = apply_overrides(learner.base.to_dict(), overrides)
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
+        return config_from_mapping(data, source=where)
 
     def extension_config(self, variant: Variant, learner: Learner, seed: int) -> TrainConfig:
         """The config of an extended run's resumed segment: the first segment's, carried on to
@@ -270,7 +285,20 @@ def _variant(source: str, name: str, value: Any, learners: dict[str, Learner]) -
         str(learner): _extension(source, f"{where}.extend.{learner}", value) for learner, value in extend.items()
     }
     label = str(entry.get("label", name))
-    return Variant(name, label, rules, entry["rules"], mode, tuple(names), extensions)
+    overrides = _variant_overrides(source, f"{where}.set", entry.get("set", {}), names)
+    return Variant(name, label, rules, entry["rules"], mode, tuple(names), extensions, overrides)
+
+
+def _variant_overrides(source: str, where: str, value: Any, names: list[str]) -> dict[str, tuple[str, ...]]:
+    """``{learner: [key=value, ...]}`` for learners of the variant."""
+    if not isinstance(value, Mapping):
+        _fail(source, where, f"expected a mapping of learner names to lists of key=value overrides, got {value!r}")
+    for learner, overrides in value.items():
+        if learner not in names:
+            _fail(source, where, f"{learner!r} is not a learner of this variant; allowed: {', '.join(names)}")
+        if not isinstance(overrides, list) or not all(isinstance(text, str) for text in overrides):
+            _fail(source, f"{where}.{learner}", f"expected a list of key=value overrides, got {overrides!r}")
+    return {str(learner): tuple(overrides) for learner, overrides in value.items()}
 
 
 def _extension(source: str, where: str, value: Any) -> Extension:
@@ -358,6 +386,9 @@ def load_suite(path: str | Path, overrides: Mapping[str, Any] | None = None, tra
         if learner.start_from is not None:
             _check_start(suite, name, learner.start_from)
     for variant in variants:
+        for name in variant.overrides:
+            if learners[name].base is not None:
+                suite.variant_config(variant, learners[name])  # its overrides load
         for name, extension in variant.extend.items():
             if extension.steps <= (budget := suite.learner_budget(learners[name])):
                 _fail(

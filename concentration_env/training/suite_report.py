@@ -130,6 +130,11 @@ def _notes(suite: Suite, results: list[dict[str, Any]], trained: float | None) -
         for variant in suite.variants
         for name, extension in variant.extend.items()
     ]
+    own += [
+        f"{suite.learners[name].label} on {variant.label} with {', '.join(overrides)}"
+        for variant in suite.variants
+        for name, overrides in variant.overrides.items()
+    ]
     budgets = f" ({', '.join(own)})" if own else ""
     lines = [
         f"Learners: {len(suite.seeds)} seed(s) ({seeds}), {suite.budget:,} env steps each per variant{budgets}. "

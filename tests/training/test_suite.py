@@ -300,6 +300,24 @@ def test_an_extended_run_carries_on_from_its_budget(tiny):
     assert "resumed past its budget with learning_rate_decay_from=256" in (root / "out" / "suite.md").read_text()
 
 
+def test_a_variant_sets_its_own_settings_for_a_learner(tmp_path):
+    path = tmp_path / "suite.yaml"
+    two = GOOD.replace(
+        "  small: {{rules: {{ranks: 2}}, mode: memory}}\n",
+        "  small: {{rules: {{ranks: 2}}, mode: memory, set: {{mlp: [hyperparameters.gamma=0.5, seed=7]}}}}\n"
+        "  other: {{rules: {{ranks: 3}}, mode: memory}}\n",
+    )
+    path.write_text(two.format(output=tmp_path / "out"))
+    suite = load_suite(path)
+    small, other = suite.variants
+    mlp = suite.learners["mlp"]
+    config = suite.train_config(small, mlp, 0)
+    assert config.hyperparameters["gamma"] == 0.5 and config.seed == 0  # the suite's own keys win
+    assert suite.train_config(other, mlp, 0).hyperparameters["gamma"] == mlp.base.hyperparameters["gamma"]
+    assert "hyperparameters.gamma=0.5" in train_command(suite, small, mlp, 0)
+    assert "gamma=0.5" not in train_command(suite, other, mlp, 0)
+
+
 def test_t_interval():
     mean, half = t_interval([1.0, 2.0, 3.0])
     assert mean == 2.0 and half == pytest.approx(4.303 / 3**0.5)
@@ -360,6 +378,11 @@ variants:
             "variants.small.extend.mlp",  # an override the config does not take
         ),
         (("mode: memory}}\nvariants", "mode: memory, start_from: mlp}}\nvariants"), "learners.mlp.start_from"),
+        (("2}}, mode: memory}}", "2}}, mode: memory, set: [seed=1]}}"), "variants.small.set"),
+        (("2}}, mode: memory}}", "2}}, mode: memory, set: {{cnn: [seed=1]}}}}"), "variants.small.set"),
+        (("2}}, mode: memory}}", "2}}, mode: memory, set: {{mlp: seed=1}}}}"), "variants.small.set.mlp"),
+        (("2}}, mode: memory}}", "2}}, mode: memory, set: {{mlp: [gamma=0.9]}}}}"), "variants.small.set.mlp"),
+        (("2}}, mode: memory}}", "2}}, mode: memory, set: {{mlp: [seed]}}}}"), "variants.small.set.mlp"),
     ],
 )
 def test_bad_suite_configs_name_the_key(tmp_path, change, key):
